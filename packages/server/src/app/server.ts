@@ -1,0 +1,94 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { Config } from '../config.ts'
+import { HttpError, errorBody } from '../lib/errors.ts'
+import { createLogger, type Logger } from '../lib/logger.ts'
+import { trackingApi } from '../ingest/routes.ts'
+import { IngestPipeline } from '../ingest/pipeline.ts'
+import { registerOpenApi } from '../manage/openapi.ts'
+import { managementApi } from '../manage/routes.ts'
+import { openStore } from '../store/open.ts'
+import type { Store } from '../store/store.ts'
+import { resolveAdminToken } from './admin-token.ts'
+import { Housekeeper } from './housekeeper.ts'
+
+export interface Sluice {
+  app: FastifyInstance
+  store: Store
+  config: Config
+  logger: Logger
+  /** The admin token in force, and whether it was generated just now (so the CLI prints it once). */
+  adminToken: { value: string; generated: boolean }
+  /** Starts listening; resolves with the base URL, e.g. `http://127.0.0.1:8080`. */
+  listen(): Promise<string>
+  /** Stops accepting, finishes in-flight requests and commits, then closes the store. */
+  close(): Promise<void>
+}
+
+/** Builds a ready-to-listen Sluice: opens and migrates the store, registers every API. */
+export async function createSluice(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<Sluice> {
+  const store = await openStore(config, logger)
+  const adminToken = await resolveAdminToken(config)
+  const pipeline = new IngestPipeline(store, { dedupeWindowMs: config.dedupeWindowHours * 3_600_000 })
+  const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })
+
+  const app = Fastify({
+    loggerInstance: logger,
+    disableRequestLogging: true,
+    // The Tracking API enforces its own 500 KB limit after decompression; this is the transport cap.
+    bodyLimit: 1024 * 1024,
+    forceCloseConnections: false,
+    return503OnClosing: true,
+  })
+
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof HttpError) {
+      return reply.code(error.statusCode).send(errorBody(error.code, error.message, error.field))
+    }
+    const fastifyError = error as { statusCode?: number; code?: string; message: string; validation?: unknown }
+    const status = fastifyError.statusCode ?? 500
+    if (fastifyError.validation) {
+      return reply.code(400).send(errorBody('validation_failed', `Invalid request: ${fastifyError.message}.`))
+    }
+    if (status >= 500) {
+      request.log.error({ err: error }, 'request failed')
+      return reply.code(500).send(errorBody('internal_error', 'Sluice failed to handle this request; see its log.'))
+    }
+    return reply.code(status).send(errorBody(fastifyError.code?.toLowerCase() ?? 'bad_request', fastifyError.message))
+  })
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send(errorBody('not_found', `No route ${request.method} ${request.url}. See /api/openapi.json for the API.`)),
+  )
+
+  await registerOpenApi(app)
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }))
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    const ok = await store.ping().catch(() => false)
+    return reply.code(ok ? 200 : 503).send({ ok, store: store.kind })
+  })
+  await app.register(trackingApi, { store, pipeline })
+  await app.register(managementApi, { prefix: '/api/v1', store, adminToken: adminToken.value })
+
+  let closed = false
+  return {
+    app,
+    store,
+    config,
+    logger,
+    adminToken,
+    async listen() {
+      const address = await app.listen({ port: config.port, host: config.host })
+      housekeeper.start()
+      return address
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      housekeeper.stop()
+      await app.close() // stops accepting; in-flight requests finish, including their commits
+      await pipeline.drain()
+      await store.close()
+    },
+  }
+}

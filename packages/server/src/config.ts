@@ -1,0 +1,71 @@
+import { resolve } from 'node:path'
+
+/**
+ * Every setting Sluice reads, with its default. The README's configuration table mirrors this file.
+ */
+export interface Config {
+  /** `PORT`, default 8080. */
+  port: number
+  /** `HOST`, default `127.0.0.1` (set `0.0.0.0` to listen on every interface). */
+  host: string
+  /** `SLUICE_DATA_DIR`, default `./.sluice`: the SQLite database and the generated admin token. */
+  dataDir: string
+  /** `DATABASE_URL`; absent means embedded SQLite in `dataDir`. */
+  databaseUrl: string | undefined
+  /** `SLUICE_ADMIN_TOKEN`; when unset a token is generated at first start and kept in `dataDir`. */
+  adminToken: string | undefined
+  /** `LOG_LEVEL`, default `info` (`silent` to turn logging off). */
+  logLevel: string
+  /** `SLUICE_RETENTION_DAYS`, default 30: accepted messages are deleted after this many days once final. */
+  retentionDays: number
+  /** `SLUICE_DEDUPE_WINDOW_HOURS`, default 24: a repeated messageId from a source inside it is dropped. */
+  dedupeWindowHours: number
+  /** `SLUICE_ALLOW_PRIVATE_DESTINATIONS`, default false: allow webhook URLs on private/loopback addresses. */
+  allowPrivateDestinations: boolean
+  /** `SLUICE_SQLITE_SYNCHRONOUS`, default `FULL`: SQLite's fsync level (`NORMAL` trades power-loss safety for speed). */
+  sqliteSynchronous: 'FULL' | 'NORMAL'
+}
+
+export class ConfigError extends Error {
+  constructor(name: string, message: string) {
+    super(`${name}: ${message}`)
+    this.name = 'ConfigError'
+  }
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(name, `expected a whole number from ${min} to ${max}, got "${raw}"`)
+  }
+  return value
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true
+  if (['false', '0', 'no'].includes(raw.toLowerCase())) return false
+  throw new ConfigError(name, `expected true or false, got "${raw}"`)
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const synchronous = (env.SLUICE_SQLITE_SYNCHRONOUS ?? 'FULL').toUpperCase()
+  if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
+    throw new ConfigError('SLUICE_SQLITE_SYNCHRONOUS', `expected FULL or NORMAL, got "${synchronous}"`)
+  }
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    dataDir: resolve(env.SLUICE_DATA_DIR || './.sluice'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    adminToken: env.SLUICE_ADMIN_TOKEN || undefined,
+    logLevel: env.LOG_LEVEL || 'info',
+    retentionDays: integer(env, 'SLUICE_RETENTION_DAYS', 30, 1, 3650),
+    dedupeWindowHours: integer(env, 'SLUICE_DEDUPE_WINDOW_HOURS', 24, 1, 24 * 30),
+    allowPrivateDestinations: boolean(env, 'SLUICE_ALLOW_PRIVATE_DESTINATIONS', false),
+    sqliteSynchronous: synchronous,
+  }
+}

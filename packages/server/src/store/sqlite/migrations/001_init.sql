@@ -1,0 +1,84 @@
+-- 001: sources, destinations, accepted messages, dedupe keys, deliveries and attempts.
+-- Times are epoch milliseconds. Booleans are 0/1. SQL kept portable where it can be.
+
+CREATE TABLE sources (
+  id          TEXT PRIMARY KEY,
+  name        TEXT NOT NULL,
+  write_key   TEXT NOT NULL UNIQUE,
+  enabled     INTEGER NOT NULL DEFAULT 1,
+  created_at  INTEGER NOT NULL,
+  accepted_count   INTEGER NOT NULL DEFAULT 0,
+  duplicate_count  INTEGER NOT NULL DEFAULT 0,
+  rejected_count   INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE destinations (
+  id          TEXT PRIMARY KEY,
+  name        TEXT NOT NULL,
+  type        TEXT NOT NULL,
+  enabled     INTEGER NOT NULL DEFAULT 1,
+  settings    TEXT NOT NULL,          -- JSON: {webhooks: [{url, headers}], sharedSecret}
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL
+);
+
+CREATE TABLE destination_sources (
+  destination_id TEXT NOT NULL REFERENCES destinations(id) ON DELETE CASCADE,
+  source_id      TEXT NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+  PRIMARY KEY (destination_id, source_id)
+);
+CREATE INDEX destination_sources_by_source ON destination_sources (source_id);
+
+-- One row per (source, messageId) seen inside the dedupe window. A row whose expires_at has
+-- passed no longer counts: the upsert in ingest refreshes it and the message is accepted again.
+CREATE TABLE dedupe_keys (
+  source_id   TEXT NOT NULL,
+  message_id  TEXT NOT NULL,
+  expires_at  INTEGER NOT NULL,
+  PRIMARY KEY (source_id, message_id)
+);
+CREATE INDEX dedupe_keys_by_expiry ON dedupe_keys (expires_at);
+
+CREATE TABLE messages (
+  pk          INTEGER PRIMARY KEY AUTOINCREMENT,
+  source_id   TEXT NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+  message_id  TEXT NOT NULL,
+  type        TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  payload     TEXT NOT NULL           -- the enriched message, JSON
+);
+CREATE INDEX messages_by_source_message ON messages (source_id, message_id);
+CREATE INDEX messages_by_received ON messages (received_at);
+
+-- One row per (message, destination). The delivery engine claims due rows by setting lease_until;
+-- a row whose lease has passed is claimable again (its worker died).
+CREATE TABLE deliveries (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  message_pk      INTEGER NOT NULL REFERENCES messages(pk) ON DELETE CASCADE,
+  destination_id  TEXT NOT NULL REFERENCES destinations(id) ON DELETE CASCADE,
+  status          TEXT NOT NULL DEFAULT 'pending',  -- pending | retrying | delivered | failed
+  dead_lettered   INTEGER NOT NULL DEFAULT 0,       -- failed because the retry window ran out
+  attempt_count   INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL,
+  first_attempt_at INTEGER,
+  lease_until     INTEGER,
+  closed_urls     TEXT,                             -- JSON array of URLs answered with a final non-2xx
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL
+);
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status IN ('pending', 'retrying');
+CREATE INDEX deliveries_by_destination_status ON deliveries (destination_id, status, id);
+CREATE INDEX deliveries_by_message ON deliveries (message_pk);
+
+CREATE TABLE attempts (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  delivery_id     INTEGER NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
+  attempted_at    INTEGER NOT NULL,
+  url             TEXT NOT NULL,
+  status_code     INTEGER,
+  error_kind      TEXT,               -- timeout | connect | tls | ssrf | redirect | http | ...
+  error_text      TEXT,
+  latency_ms      INTEGER NOT NULL,
+  response_excerpt TEXT               -- at most 1 KB
+);
+CREATE INDEX attempts_by_delivery ON attempts (delivery_id);

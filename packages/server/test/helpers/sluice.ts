@@ -1,0 +1,75 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createSluice, type Sluice } from '../../src/app/server.ts'
+import { type Config, loadConfig } from '../../src/config.ts'
+import type { Source, Store } from '../../src/store/store.ts'
+
+export interface ApiResponse<T = any> {
+  status: number
+  headers: Headers
+  body: T
+}
+
+export interface TestSluice {
+  /** Base URL, e.g. http://127.0.0.1:41234 */
+  url: string
+  adminToken: string
+  dataDir: string
+  sluice: Sluice
+  store: Store
+  /** Calls the management API with the admin token. */
+  api<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>>
+  createSource(name?: string): Promise<Source>
+  /** Closes the server; the data dir stays until `destroy()` so a restart can reuse it. */
+  close(): Promise<void>
+  /** Closes and removes the data dir. */
+  destroy(): Promise<void>
+}
+
+/**
+ * Starts a real Sluice on a random loopback port with its own SQLite data dir (a fresh temp dir
+ * unless `dataDir` is given, so a test can restart on the same files).
+ */
+export async function startTestSluice(overrides: Partial<Config> = {}): Promise<TestSluice> {
+  const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'sluice-test-')))
+  const config: Config = {
+    ...loadConfig({}),
+    port: 0,
+    logLevel: 'silent',
+    adminToken: 'test-admin-token',
+    ...overrides,
+    dataDir,
+  }
+  const sluice = await createSluice(config)
+  const url = await sluice.listen()
+  const adminToken = sluice.adminToken.value
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(url + path, {
+      method,
+      headers: {
+        authorization: `Bearer ${adminToken}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await response.text()
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined }
+  }
+  return {
+    url,
+    adminToken,
+    dataDir,
+    sluice,
+    store: sluice.store,
+    api,
+    async createSource(name = 'Test source') {
+      return sluice.store.createSource({ name, enabled: true })
+    },
+    close: () => sluice.close(),
+    async destroy() {
+      await sluice.close()
+      await rm(dataDir, { recursive: true, force: true })
+    },
+  }
+}
