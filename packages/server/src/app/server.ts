@@ -1,9 +1,9 @@
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Config } from '../config.ts'
-import { HttpError, errorBody } from '../lib/errors.ts'
-import { createLogger, type Logger } from '../lib/logger.ts'
-import { trackingApi } from '../ingest/routes.ts'
 import { IngestPipeline } from '../ingest/pipeline.ts'
+import { trackingApi } from '../ingest/routes.ts'
+import { errorBody, HttpError } from '../lib/errors.ts'
+import { createLogger, type Logger } from '../lib/logger.ts'
 import { registerOpenApi } from '../manage/openapi.ts'
 import { managementApi } from '../manage/routes.ts'
 import { openStore } from '../store/open.ts'
@@ -25,14 +25,17 @@ export interface Sluice {
 }
 
 /** Builds a ready-to-listen Sluice: opens and migrates the store, registers every API. */
-export async function createSluice(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<Sluice> {
+export async function createSluice(
+  config: Config,
+  logger: Logger = createLogger(config.logLevel),
+): Promise<Sluice> {
   const store = await openStore(config, logger)
   const adminToken = await resolveAdminToken(config)
   const pipeline = new IngestPipeline(store, { dedupeWindowMs: config.dedupeWindowHours * 3_600_000 })
   const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })
 
   const app = Fastify({
-    loggerInstance: logger,
+    loggerInstance: logger as FastifyBaseLogger,
     disableRequestLogging: true,
     // The Tracking API enforces its own 500 KB limit after decompression; this is the transport cap.
     bodyLimit: 1024 * 1024,
@@ -44,21 +47,35 @@ export async function createSluice(config: Config, logger: Logger = createLogger
     if (error instanceof HttpError) {
       return reply.code(error.statusCode).send(errorBody(error.code, error.message, error.field))
     }
-    const fastifyError = error as { statusCode?: number; code?: string; message: string; validation?: unknown }
+    const fastifyError = error as {
+      statusCode?: number
+      code?: string
+      message: string
+      validation?: unknown
+    }
     const status = fastifyError.statusCode ?? 500
     if (fastifyError.validation) {
       return reply.code(400).send(errorBody('validation_failed', `Invalid request: ${fastifyError.message}.`))
     }
     if (status >= 500) {
       request.log.error({ err: error }, 'request failed')
-      return reply.code(500).send(errorBody('internal_error', 'Sluice failed to handle this request; see its log.'))
+      return reply
+        .code(500)
+        .send(errorBody('internal_error', 'Sluice failed to handle this request; see its log.'))
     }
-    return reply.code(status).send(errorBody(fastifyError.code?.toLowerCase() ?? 'bad_request', fastifyError.message))
+    return reply
+      .code(status)
+      .send(errorBody(fastifyError.code?.toLowerCase() ?? 'bad_request', fastifyError.message))
   })
   app.setNotFoundHandler((request, reply) =>
     reply
       .code(404)
-      .send(errorBody('not_found', `No route ${request.method} ${request.url}. See /api/openapi.json for the API.`)),
+      .send(
+        errorBody(
+          'not_found',
+          `No route ${request.method} ${request.url}. See /api/openapi.json for the API.`,
+        ),
+      ),
   )
 
   await registerOpenApi(app)

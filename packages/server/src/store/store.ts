@@ -156,6 +156,7 @@ export interface Store {
   ingest(messages: AcceptedMessage[], dedupeWindowMs: number): Promise<IngestOutcome>
   getMessage(sourceId: string, messageId: string): Promise<StoredMessage | null>
   countMessages(sourceId?: string): Promise<number>
+  countDeliveries(filter?: { destinationId?: string; status?: DeliveryStatus }): Promise<number>
 
   // --- housekeeping ---
   /**

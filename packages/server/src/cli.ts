@@ -1,0 +1,124 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util'
+import { createSluice } from './app/server.ts'
+import { ConfigError, loadConfig } from './config.ts'
+import { createLogger } from './lib/logger.ts'
+import { openStore } from './store/open.ts'
+import type { Store } from './store/store.ts'
+
+const USAGE = `Usage: sluice <command>
+
+Commands:
+  start                  Start the Sluice server (Tracking API + management API)
+  sources create NAME    Create a source and print its write key
+  sources list           List sources with their write keys
+
+Configuration comes from environment variables; see the README's configuration table.`
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } },
+  })
+  const [command, sub, ...rest] = positionals
+  if (values.help || !command) {
+    console.log(USAGE)
+    return command || values.help ? 0 : 1
+  }
+  const config = loadConfig()
+  if (command === 'start') return start(config)
+  if (command === 'sources' && (sub === 'create' || sub === 'list')) {
+    const logger = createLogger('silent')
+    const store = await openStore(config, logger)
+    try {
+      return sub === 'create'
+        ? await createSource(store, rest.join(' '), values.json)
+        : await listSources(store, values.json)
+    } finally {
+      await store.close()
+    }
+  }
+  console.error(`Unknown command "${positionals.join(' ')}".\n\n${USAGE}`)
+  return 1
+}
+
+async function start(config: ReturnType<typeof loadConfig>): Promise<number> {
+  const sluice = await createSluice(config)
+  const address = await sluice.listen()
+  const sources = await sluice.store.listSources()
+  const source =
+    sources.find((s) => s.enabled) ??
+    (await sluice.store.createSource({ name: 'My first source', enabled: true }))
+  const lines = [
+    '',
+    `Sluice is listening on ${address} (store: ${sluice.store.kind}, data: ${config.dataDir})`,
+    sluice.adminToken.generated
+      ? `Admin token (shown once; also saved in ${config.dataDir}/admin-token): ${sluice.adminToken.value}`
+      : config.adminToken
+        ? 'Admin token: the value of SLUICE_ADMIN_TOKEN'
+        : `Admin token: in ${config.dataDir}/admin-token`,
+    '',
+    `Send a first event to source "${source.name}" (${source.id}):`,
+    `  curl -u '${source.writeKey}:' -H 'content-type: application/json' \\`,
+    `    -d '{"userId":"user-1","event":"Hello Sluice","properties":{"first":true}}' ${address}/v1/track`,
+    '',
+    `API reference: ${address}/api/openapi.json`,
+    '',
+  ]
+  process.stdout.write(lines.join('\n'))
+
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) {
+      sluice.logger.warn({ signal }, 'second signal: exiting without waiting')
+      process.exit(1)
+    }
+    stopping = true
+    sluice.logger.info({ signal }, 'shutting down: finishing in-flight requests')
+    sluice.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        sluice.logger.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+  return new Promise<number>(() => {}) // runs until a signal
+}
+
+async function createSource(store: Store, name: string, json: boolean | undefined): Promise<number> {
+  if (!name.trim()) {
+    console.error('Give the source a name: sluice sources create "My app"')
+    return 1
+  }
+  const source = await store.createSource({ name: name.trim(), enabled: true })
+  if (json) console.log(JSON.stringify(source))
+  else console.log(`Created source "${source.name}" (${source.id})\nWrite key: ${source.writeKey}`)
+  return 0
+}
+
+async function listSources(store: Store, json: boolean | undefined): Promise<number> {
+  const sources = await store.listSources()
+  if (json) {
+    console.log(JSON.stringify(sources))
+    return 0
+  }
+  if (sources.length === 0) console.log('No sources yet: sluice sources create "My app"')
+  for (const s of sources) {
+    console.log(`${s.id}  ${s.enabled ? 'enabled ' : 'disabled'}  ${s.writeKey}  ${s.name}`)
+  }
+  return 0
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    console.error(error instanceof ConfigError ? `Configuration error: ${error.message}` : error)
+    process.exitCode = 1
+  },
+)

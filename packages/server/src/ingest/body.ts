@@ -1,0 +1,55 @@
+import { gunzipSync, inflateSync } from 'node:zlib'
+import { HttpError } from '../lib/errors.ts'
+import { MAX_REQUEST_BYTES } from './limits.ts'
+
+/**
+ * Decodes a Tracking API body: optional gzip/deflate, the 500 KB limit measured after decompression,
+ * then JSON. Any content type is read as JSON, as browser SDKs send `text/plain` to skip CORS preflight.
+ */
+export function decodeTrackingBody(raw: Buffer, contentEncoding: string | undefined): unknown {
+  const encoding = (contentEncoding ?? 'identity').trim().toLowerCase()
+  let body: Buffer
+  try {
+    if (encoding === 'gzip' || encoding === 'x-gzip')
+      body = gunzipSync(raw, { maxOutputLength: MAX_REQUEST_BYTES + 1 })
+    else if (encoding === 'deflate') body = inflateSync(raw, { maxOutputLength: MAX_REQUEST_BYTES + 1 })
+    else if (encoding === 'identity' || encoding === '') body = raw
+    else {
+      throw new HttpError(
+        415,
+        'unsupported_encoding',
+        `Content-Encoding "${encoding}" is not supported; send the body uncompressed or with gzip.`,
+      )
+    }
+  } catch (error) {
+    if (error instanceof HttpError) throw error
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+      throw tooLarge('after decompression')
+    throw new HttpError(
+      400,
+      'invalid_encoding',
+      `The body is not valid ${encoding} data: ${(error as Error).message}.`,
+    )
+  }
+  if (body.length > MAX_REQUEST_BYTES) throw tooLarge(encoding === 'identity' ? '' : 'after decompression')
+  if (body.length === 0) {
+    throw new HttpError(
+      400,
+      'empty_body',
+      'The request body is empty; send a JSON object describing the call.',
+    )
+  }
+  try {
+    return JSON.parse(body.toString('utf8'))
+  } catch (error) {
+    throw new HttpError(400, 'invalid_json', `The body is not valid JSON: ${(error as Error).message}.`)
+  }
+}
+
+export function tooLarge(qualifier: string): HttpError {
+  return new HttpError(
+    413,
+    'body_too_large',
+    `The request body is larger than ${MAX_REQUEST_BYTES} bytes (500 KB)${qualifier ? ` ${qualifier}` : ''}; split it into smaller batches.`,
+  )
+}

@@ -1,0 +1,63 @@
+import { newMessageId } from '../lib/ids.ts'
+import type { MessageType } from '../store/store.ts'
+import { parseTime } from './validate.ts'
+
+/** What the request around a message contributes to it. */
+export interface RequestContext {
+  receivedAt: number
+  /** The connection's address, for `context.ip` when the message has none. */
+  ip: string
+  /** Top-level `sentAt`, `context` and `integrations` of a `/v1/batch` body. */
+  sentAt?: unknown
+  context?: Record<string, unknown>
+  integrations?: Record<string, unknown>
+}
+
+/**
+ * Completes a valid message (SPEC §2): messageId (kept if given), receivedAt, originalTimestamp,
+ * the corrected timestamp, context.ip, and the batch's context/integrations (the message's own keys
+ * win). Ids given as numbers become strings. The write key is never stored.
+ * Objects are copied with spread, never Object.assign, so a `__proto__` key stays plain data.
+ */
+export function enrichMessage(
+  message: Record<string, unknown>,
+  type: MessageType,
+  request: RequestContext,
+): Record<string, unknown> {
+  const { writeKey: _writeKey, ...rest } = message
+  const clientTime = parseTime(message.timestamp)
+  const sentAt = parseTime(message.sentAt ?? request.sentAt)
+  // Clock-skew correction: the client's clock may be off, but the interval between the event and
+  // sending it is trustworthy, so re-anchor that interval on the server's clock.
+  const timestamp =
+    clientTime === null
+      ? request.receivedAt
+      : sentAt === null
+        ? clientTime
+        : request.receivedAt - (sentAt - clientTime)
+  const context = { ...request.context, ...(message.context as Record<string, unknown> | undefined) }
+  if (context.ip === undefined || context.ip === null || context.ip === '') context.ip = request.ip
+  const enriched: Record<string, unknown> = {
+    ...rest,
+    type,
+    messageId: typeof message.messageId === 'string' ? message.messageId : newMessageId(),
+    timestamp: new Date(timestamp).toISOString(),
+    receivedAt: new Date(request.receivedAt).toISOString(),
+    context,
+  }
+  if (clientTime !== null) {
+    enriched.originalTimestamp =
+      typeof message.timestamp === 'string' ? message.timestamp : new Date(clientTime).toISOString()
+  }
+  if (sentAt !== null) enriched.sentAt = new Date(sentAt).toISOString()
+  if (request.integrations || message.integrations) {
+    enriched.integrations = {
+      ...request.integrations,
+      ...(message.integrations as Record<string, unknown> | undefined),
+    }
+  }
+  for (const field of ['userId', 'anonymousId', 'groupId', 'previousId'] as const) {
+    if (typeof enriched[field] === 'number') enriched[field] = String(enriched[field])
+  }
+  return enriched
+}

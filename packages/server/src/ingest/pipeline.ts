@@ -1,0 +1,85 @@
+import type { AcceptedMessage, IngestOutcome, Store } from '../store/store.ts'
+
+/** Per submitted message, in order: true when stored, false when dropped as a duplicate. */
+export interface SubmitOutcome {
+  stored: boolean[]
+}
+
+interface PendingRequest {
+  messages: AcceptedMessage[]
+  resolve: (outcome: SubmitOutcome) => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * Group commit: messages from requests that arrive while a commit is being prepared or running are
+ * written together in one transaction, so one fsync serves many requests. Each request's promise
+ * resolves only after the transaction holding its messages has committed — the Tracking API MUST NOT
+ * answer 200 before that.
+ */
+export class IngestPipeline {
+  private readonly store: Store
+  private readonly dedupeWindowMs: number
+  private readonly onCommitted: (deliveriesCreated: number) => void
+  private queue: PendingRequest[] = []
+  private flushing: Promise<void> | null = null
+  private scheduled = false
+
+  /** `onCommitted` runs after each commit that created deliveries, to wake the delivery engine at once. */
+  constructor(
+    store: Store,
+    options: { dedupeWindowMs: number; onCommitted?: (deliveriesCreated: number) => void },
+  ) {
+    this.store = store
+    this.dedupeWindowMs = options.dedupeWindowMs
+    this.onCommitted = options.onCommitted ?? (() => {})
+  }
+
+  /** Resolves once the messages are committed (or dropped as duplicates). */
+  submit(messages: AcceptedMessage[]): Promise<SubmitOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ messages, resolve, reject })
+      this.schedule()
+    })
+  }
+
+  /** Resolves when everything submitted so far is committed. */
+  async drain(): Promise<void> {
+    while (this.flushing || this.queue.length > 0 || this.scheduled) {
+      await (this.flushing ?? new Promise((resolve) => setImmediate(resolve)))
+    }
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.flushing) return
+    this.scheduled = true
+    // setImmediate lets every request already parsed in this event-loop turn join the commit.
+    setImmediate(() => {
+      this.scheduled = false
+      this.flushing = this.flush().finally(() => {
+        this.flushing = null
+        if (this.queue.length > 0) this.schedule()
+      })
+    })
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.queue
+    this.queue = []
+    const all = batch.length === 1 ? batch[0]!.messages : batch.flatMap((request) => request.messages)
+    let outcome: IngestOutcome
+    try {
+      outcome = await this.store.ingest(all, this.dedupeWindowMs)
+      let offset = 0
+      for (const request of batch) {
+        const stored = outcome.stored.slice(offset, offset + request.messages.length)
+        offset += request.messages.length
+        request.resolve({ stored })
+      }
+    } catch (error) {
+      for (const request of batch) request.reject(error)
+      return
+    }
+    if (outcome.deliveriesCreated > 0) this.onCommitted(outcome.deliveriesCreated)
+  }
+}

@@ -1,0 +1,95 @@
+import { MESSAGE_TYPES, type MessageType } from '../store/store.ts'
+import { MAX_MESSAGE_BYTES, MAX_MESSAGE_ID_LENGTH } from './limits.ts'
+
+/**
+ * Per-message rules (SPEC §2). A message that breaks one is rejected alone, with the first rule it
+ * broke; the other messages of the request are still accepted. Returns null when the message is valid.
+ */
+export function validateMessage(item: unknown, serializedBytes: number): string | null {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+    return 'Each message must be a JSON object.'
+  }
+  const message = item as Record<string, unknown>
+  if (serializedBytes > MAX_MESSAGE_BYTES) {
+    return `Message is ${serializedBytes} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (32 KB). Send smaller properties or traits.`
+  }
+  const type = message.type
+  if (typeof type !== 'string' || !MESSAGE_TYPES.includes(type as MessageType)) {
+    return `.type must be one of ${MESSAGE_TYPES.join(', ')}; got ${describe(type)}.`
+  }
+  if (!isId(message.userId) && !isId(message.anonymousId)) {
+    return '.userId or .anonymousId is required: a non-empty string identifying the user.'
+  }
+  for (const field of ['userId', 'anonymousId'] as const) {
+    if (message[field] !== undefined && message[field] !== null && !isId(message[field])) {
+      return `.${field} must be a non-empty string or a number; got ${describe(message[field])}.`
+    }
+  }
+  switch (type as MessageType) {
+    case 'track':
+      if (typeof message.event !== 'string' || message.event.trim() === '') {
+        return '.event is required for track calls: a non-empty string naming the action, e.g. "Order Completed".'
+      }
+      break
+    case 'group':
+      if (!isId(message.groupId)) return '.groupId is required for group calls: a non-empty string.'
+      break
+    case 'alias':
+      if (!isId(message.previousId))
+        return '.previousId is required for alias calls: the identity to alias from.'
+      if (!isId(message.userId)) return '.userId is required for alias calls: the new identity.'
+      break
+    default:
+      break
+  }
+  for (const field of ['properties', 'traits', 'context', 'integrations'] as const) {
+    const value = message[field]
+    if (value !== undefined && value !== null && (typeof value !== 'object' || Array.isArray(value))) {
+      return `.${field} must be a JSON object; got ${describe(value)}.`
+    }
+  }
+  for (const field of ['event', 'name', 'category'] as const) {
+    const value = message[field]
+    if (value !== undefined && value !== null && typeof value !== 'string') {
+      return `.${field} must be a string; got ${describe(value)}.`
+    }
+  }
+  if (message.messageId !== undefined && message.messageId !== null) {
+    if (typeof message.messageId !== 'string' || message.messageId === '') {
+      return `.messageId must be a non-empty string; got ${describe(message.messageId)}.`
+    }
+    if (message.messageId.length > MAX_MESSAGE_ID_LENGTH) {
+      return `.messageId is ${message.messageId.length} characters; the limit is ${MAX_MESSAGE_ID_LENGTH}.`
+    }
+  }
+  for (const field of ['timestamp', 'sentAt'] as const) {
+    const value = message[field]
+    if (value !== undefined && value !== null && parseTime(value) === null) {
+      return `.${field} must be an ISO 8601 date-time such as "2026-01-31T12:00:00.000Z"; got ${describe(value)}.`
+    }
+  }
+  return null
+}
+
+/** Parses an ISO 8601 date-time (or epoch milliseconds); null when it is not one. */
+export function parseTime(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null
+  if (typeof value !== 'string' || value.length > 64 || !/^\d{4}-\d{2}-\d{2}/.test(value)) return null
+  const ms = Date.parse(value)
+  return Number.isNaN(ms) ? null : ms
+}
+
+function isId(value: unknown): boolean {
+  return (
+    (typeof value === 'string' && value.trim() !== '') ||
+    (typeof value === 'number' && Number.isFinite(value))
+  )
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing'
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
+}

@@ -1,0 +1,435 @@
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite'
+import { newId, newSecretToken } from '../../lib/ids.ts'
+import type {
+  AcceptedMessage,
+  DeliveryStatus,
+  Destination,
+  DestinationPatch,
+  DestinationType,
+  IngestOutcome,
+  MessageType,
+  NewDestination,
+  NewSource,
+  Source,
+  SourcePatch,
+  SourceStats,
+  Store,
+  StoredMessage,
+  WebhooksSettings,
+} from '../store.ts'
+
+const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations')
+/** Rows deleted per statement by `sweep`, so a large clean-up never holds the write lock for long. */
+const SWEEP_CHUNK = 5_000
+
+export interface SqliteStoreOptions {
+  /** Folder holding `sluice.db` (created if missing). */
+  dataDir: string
+  /** `FULL` fsyncs the WAL on every commit (power-loss safe); `NORMAL` only survives process crashes. */
+  synchronous: 'FULL' | 'NORMAL'
+}
+
+interface SourceRow {
+  id: string
+  name: string
+  write_key: string
+  enabled: number
+  created_at: number
+}
+
+interface DestinationRow {
+  id: string
+  name: string
+  type: string
+  enabled: number
+  settings: string
+  created_at: number
+  updated_at: number
+}
+
+interface MessageRow {
+  pk: number
+  source_id: string
+  message_id: string
+  type: string
+  received_at: number
+  payload: string
+}
+
+function toSource(row: SourceRow): Source {
+  return {
+    id: row.id,
+    name: row.name,
+    writeKey: row.write_key,
+    enabled: row.enabled === 1,
+    createdAt: row.created_at,
+  }
+}
+
+/**
+ * The embedded store: one SQLite file in WAL mode. node:sqlite is synchronous; calls are short and
+ * ingest commits are grouped by the caller, so the event loop is blocked only briefly.
+ */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const
+  readonly path: string
+  private readonly db: DatabaseSync
+  private readonly statements = new Map<string, StatementSync>()
+
+  constructor(options: SqliteStoreOptions) {
+    mkdirSync(options.dataDir, { recursive: true })
+    this.path = join(options.dataDir, 'sluice.db')
+    this.db = new DatabaseSync(this.path)
+    this.db.exec('PRAGMA journal_mode = WAL')
+    this.db.exec(`PRAGMA synchronous = ${options.synchronous}`)
+    this.db.exec('PRAGMA foreign_keys = ON')
+    this.db.exec('PRAGMA busy_timeout = 5000')
+  }
+
+  /** Prepared statements are cached by their SQL text. */
+  private sql(text: string): StatementSync {
+    let statement = this.statements.get(text)
+    if (!statement) {
+      statement = this.db.prepare(text)
+      this.statements.set(text, statement)
+    }
+    return statement
+  }
+
+  /** Runs `work` in one write transaction; rolls back and rethrows on any error. */
+  private transaction<T>(work: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE')
+    try {
+      const result = work()
+      this.db.exec('COMMIT')
+      return result
+    } catch (error) {
+      this.db.exec('ROLLBACK')
+      throw error
+    }
+  }
+
+  async migrate(): Promise<void> {
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+    )
+    const applied = new Set(
+      (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+        (r) => r.version,
+      ),
+    )
+    const files = readdirSync(MIGRATIONS_DIR)
+      .filter((f) => /^\d{3}_.+\.sql$/.test(f))
+      .sort()
+    for (const file of files) {
+      const version = Number(file.slice(0, 3))
+      if (applied.has(version)) continue
+      const script = readFileSync(join(MIGRATIONS_DIR, file), 'utf8')
+      this.transaction(() => {
+        this.db.exec(script)
+        this.db
+          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+          .run(version, file, Date.now())
+      })
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    return this.sql('SELECT 1 AS ok').get() !== undefined
+  }
+
+  async close(): Promise<void> {
+    if (this.db.isOpen) this.db.close()
+  }
+
+  // --- sources ---
+
+  async createSource(input: NewSource): Promise<Source> {
+    const source: Source = {
+      id: newId('src'),
+      name: input.name,
+      writeKey: newSecretToken(),
+      enabled: input.enabled,
+      createdAt: Date.now(),
+    }
+    this.sql('INSERT INTO sources (id, name, write_key, enabled, created_at) VALUES (?, ?, ?, ?, ?)').run(
+      source.id,
+      source.name,
+      source.writeKey,
+      source.enabled ? 1 : 0,
+      source.createdAt,
+    )
+    return source
+  }
+
+  async listSources(): Promise<Source[]> {
+    const rows = this.sql('SELECT * FROM sources ORDER BY created_at, id').all() as unknown as SourceRow[]
+    return rows.map(toSource)
+  }
+
+  async getSource(id: string): Promise<Source | null> {
+    const row = this.sql('SELECT * FROM sources WHERE id = ?').get(id) as SourceRow | undefined
+    return row ? toSource(row) : null
+  }
+
+  async getSourceByWriteKey(writeKey: string): Promise<Source | null> {
+    const row = this.sql('SELECT * FROM sources WHERE write_key = ?').get(writeKey) as SourceRow | undefined
+    return row ? toSource(row) : null
+  }
+
+  async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
+    const current = await this.getSource(id)
+    if (!current) return null
+    const next: Source = {
+      ...current,
+      name: patch.name ?? current.name,
+      enabled: patch.enabled ?? current.enabled,
+      writeKey: patch.rotateWriteKey ? newSecretToken() : current.writeKey,
+    }
+    this.sql('UPDATE sources SET name = ?, enabled = ?, write_key = ? WHERE id = ?').run(
+      next.name,
+      next.enabled ? 1 : 0,
+      next.writeKey,
+      id,
+    )
+    return next
+  }
+
+  async deleteSource(id: string): Promise<boolean> {
+    return this.transaction(() => {
+      // messages cascade to deliveries and attempts; connections cascade from sources
+      this.sql('DELETE FROM dedupe_keys WHERE source_id = ?').run(id)
+      return this.sql('DELETE FROM sources WHERE id = ?').run(id).changes > 0
+    })
+  }
+
+  async getSourceStats(id: string): Promise<SourceStats> {
+    const row = this.sql(
+      'SELECT accepted_count, duplicate_count, rejected_count FROM sources WHERE id = ?',
+    ).get(id) as { accepted_count: number; duplicate_count: number; rejected_count: number } | undefined
+    return {
+      accepted: row?.accepted_count ?? 0,
+      duplicates: row?.duplicate_count ?? 0,
+      rejected: row?.rejected_count ?? 0,
+    }
+  }
+
+  async countRejected(sourceId: string, count: number): Promise<void> {
+    this.sql('UPDATE sources SET rejected_count = rejected_count + ? WHERE id = ?').run(count, sourceId)
+  }
+
+  // --- destinations ---
+
+  private connections(destinationId?: string): Map<string, string[]> {
+    const rows = (
+      destinationId === undefined
+        ? this.sql('SELECT destination_id, source_id FROM destination_sources ORDER BY source_id').all()
+        : this.sql(
+            'SELECT destination_id, source_id FROM destination_sources WHERE destination_id = ? ORDER BY source_id',
+          ).all(destinationId)
+    ) as { destination_id: string; source_id: string }[]
+    const bySource = new Map<string, string[]>()
+    for (const row of rows) {
+      const list = bySource.get(row.destination_id) ?? []
+      list.push(row.source_id)
+      bySource.set(row.destination_id, list)
+    }
+    return bySource
+  }
+
+  private toDestination(row: DestinationRow, connections: Map<string, string[]>): Destination {
+    return {
+      id: row.id,
+      name: row.name,
+      type: row.type as DestinationType,
+      enabled: row.enabled === 1,
+      sourceIds: connections.get(row.id) ?? [],
+      settings: JSON.parse(row.settings) as WebhooksSettings,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    }
+  }
+
+  private replaceConnections(destinationId: string, sourceIds: string[]): void {
+    this.sql('DELETE FROM destination_sources WHERE destination_id = ?').run(destinationId)
+    const insert = this.sql(
+      'INSERT OR IGNORE INTO destination_sources (destination_id, source_id) VALUES (?, ?)',
+    )
+    for (const sourceId of sourceIds) insert.run(destinationId, sourceId)
+  }
+
+  async createDestination(input: NewDestination): Promise<Destination> {
+    const now = Date.now()
+    const id = newId('dst')
+    this.transaction(() => {
+      this.sql(
+        'INSERT INTO destinations (id, name, type, enabled, settings, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ).run(id, input.name, input.type, input.enabled ? 1 : 0, JSON.stringify(input.settings), now, now)
+      this.replaceConnections(id, input.sourceIds)
+    })
+    return (await this.getDestination(id))!
+  }
+
+  async listDestinations(): Promise<Destination[]> {
+    const rows = this.sql(
+      'SELECT * FROM destinations ORDER BY created_at, id',
+    ).all() as unknown as DestinationRow[]
+    const connections = this.connections()
+    return rows.map((row) => this.toDestination(row, connections))
+  }
+
+  async getDestination(id: string): Promise<Destination | null> {
+    const row = this.sql('SELECT * FROM destinations WHERE id = ?').get(id) as DestinationRow | undefined
+    return row ? this.toDestination(row, this.connections(id)) : null
+  }
+
+  async updateDestination(id: string, patch: DestinationPatch): Promise<Destination | null> {
+    const current = await this.getDestination(id)
+    if (!current) return null
+    this.transaction(() => {
+      this.sql(
+        'UPDATE destinations SET name = ?, enabled = ?, settings = ?, updated_at = ? WHERE id = ?',
+      ).run(
+        patch.name ?? current.name,
+        (patch.enabled ?? current.enabled) ? 1 : 0,
+        JSON.stringify(patch.settings ?? current.settings),
+        Date.now(),
+        id,
+      )
+      if (patch.sourceIds) this.replaceConnections(id, patch.sourceIds)
+    })
+    return this.getDestination(id)
+  }
+
+  async deleteDestination(id: string): Promise<boolean> {
+    return this.sql('DELETE FROM destinations WHERE id = ?').run(id).changes > 0
+  }
+
+  // --- ingest ---
+
+  async ingest(messages: AcceptedMessage[], dedupeWindowMs: number): Promise<IngestOutcome> {
+    if (messages.length === 0) return { stored: [], deliveriesCreated: 0 }
+    const now = Date.now()
+    // A conflicting key only blocks the message while unexpired; an expired one is refreshed and the
+    // message accepted again.
+    const claimKey = this.sql(
+      `INSERT INTO dedupe_keys (source_id, message_id, expires_at) VALUES (?, ?, ?)
+       ON CONFLICT (source_id, message_id) DO UPDATE SET expires_at = excluded.expires_at
+       WHERE dedupe_keys.expires_at <= ?`,
+    )
+    const insertMessage = this.sql(
+      'INSERT INTO messages (source_id, message_id, type, received_at, payload) VALUES (?, ?, ?, ?, ?)',
+    )
+    // The routing decision is made here, once, in the same transaction as the message: a crash
+    // after commit can never lose a delivery that should exist.
+    const insertDeliveries = this.sql(
+      `INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
+       SELECT ?, d.id, 'pending', ?, ?, ?
+       FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+       WHERE ds.source_id = ? AND d.enabled = 1 AND d.type = ?`,
+    )
+    const countAccepted = this.sql(
+      'UPDATE sources SET accepted_count = accepted_count + ?, duplicate_count = duplicate_count + ? WHERE id = ?',
+    )
+
+    return this.transaction(() => {
+      const stored: boolean[] = new Array(messages.length)
+      const perSource = new Map<string, { accepted: number; duplicates: number }>()
+      let deliveriesCreated = 0
+      for (let i = 0; i < messages.length; i++) {
+        const message = messages[i]!
+        const counts = perSource.get(message.sourceId) ?? { accepted: 0, duplicates: 0 }
+        perSource.set(message.sourceId, counts)
+        const fresh = claimKey.run(message.sourceId, message.messageId, now + dedupeWindowMs, now).changes > 0
+        stored[i] = fresh
+        if (!fresh) {
+          counts.duplicates++
+          continue
+        }
+        counts.accepted++
+        const pk = insertMessage.run(
+          message.sourceId,
+          message.messageId,
+          message.type,
+          message.receivedAt,
+          JSON.stringify(message.payload),
+        ).lastInsertRowid
+        for (const type of message.routeTo) {
+          deliveriesCreated += insertDeliveries.run(pk, now, now, now, message.sourceId, type)
+            .changes as number
+        }
+      }
+      for (const [sourceId, counts] of perSource)
+        countAccepted.run(counts.accepted, counts.duplicates, sourceId)
+      return { stored, deliveriesCreated }
+    })
+  }
+
+  async getMessage(sourceId: string, messageId: string): Promise<StoredMessage | null> {
+    const row = this.sql(
+      'SELECT * FROM messages WHERE source_id = ? AND message_id = ? ORDER BY pk DESC LIMIT 1',
+    ).get(sourceId, messageId) as MessageRow | undefined
+    if (!row) return null
+    return {
+      pk: row.pk,
+      sourceId: row.source_id,
+      messageId: row.message_id,
+      type: row.type as MessageType,
+      receivedAt: row.received_at,
+      payload: JSON.parse(row.payload) as Record<string, unknown>,
+    }
+  }
+
+  async countMessages(sourceId?: string): Promise<number> {
+    const params: SQLInputValue[] = sourceId === undefined ? [] : [sourceId]
+    const row = this.sql(
+      sourceId === undefined
+        ? 'SELECT COUNT(*) AS n FROM messages'
+        : 'SELECT COUNT(*) AS n FROM messages WHERE source_id = ?',
+    ).get(...params) as { n: number }
+    return row.n
+  }
+
+  async countDeliveries(filter: { destinationId?: string; status?: DeliveryStatus } = {}): Promise<number> {
+    const where: string[] = []
+    const params: SQLInputValue[] = []
+    if (filter.destinationId !== undefined) {
+      where.push('destination_id = ?')
+      params.push(filter.destinationId)
+    }
+    if (filter.status !== undefined) {
+      where.push('status = ?')
+      params.push(filter.status)
+    }
+    const clause = where.length ? ` WHERE ${where.join(' AND ')}` : ''
+    return (this.sql(`SELECT COUNT(*) AS n FROM deliveries${clause}`).get(...params) as { n: number }).n
+  }
+
+  // --- housekeeping ---
+
+  async sweep(olderThan: number, now: number): Promise<{ messages: number; dedupeKeys: number }> {
+    const deleteMessages = this.sql(
+      `DELETE FROM messages WHERE pk IN (
+         SELECT m.pk FROM messages m
+         WHERE m.received_at < ?
+           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_pk = m.pk AND d.status IN ('pending', 'retrying'))
+         LIMIT ${SWEEP_CHUNK})`,
+    )
+    const deleteKeys = this.sql(
+      `DELETE FROM dedupe_keys WHERE rowid IN (SELECT rowid FROM dedupe_keys WHERE expires_at <= ? LIMIT ${SWEEP_CHUNK})`,
+    )
+    let messages = 0
+    let dedupeKeys = 0
+    for (let changes = SWEEP_CHUNK; changes === SWEEP_CHUNK; ) {
+      changes = Number(deleteMessages.run(olderThan).changes)
+      messages += changes
+    }
+    for (let changes = SWEEP_CHUNK; changes === SWEEP_CHUNK; ) {
+      changes = Number(deleteKeys.run(now).changes)
+      dedupeKeys += changes
+    }
+    return { messages, dedupeKeys }
+  }
+}
