@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { createSluice } from './app/server.ts'
+import { createSluice, type Sluice } from './app/server.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createLogger } from './lib/logger.ts'
 import { openStore } from './store/open.ts'
@@ -44,7 +44,28 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function start(config: ReturnType<typeof loadConfig>): Promise<number> {
-  const sluice = await createSluice(config)
+  // Signal handlers come first, so a signal during start-up also shuts down cleanly.
+  let sluice: Sluice | undefined
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping || !sluice) {
+      if (stopping) sluice?.logger.warn({ signal }, 'second signal: exiting without waiting')
+      process.exit(stopping ? 1 : 0)
+    }
+    stopping = true
+    sluice.logger.info({ signal }, 'shutting down: finishing in-flight requests')
+    sluice.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        sluice?.logger.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+
+  sluice = await createSluice(config)
   const address = await sluice.listen()
   const sources = await sluice.store.listSources()
   const source =
@@ -67,25 +88,6 @@ async function start(config: ReturnType<typeof loadConfig>): Promise<number> {
     '',
   ]
   process.stdout.write(lines.join('\n'))
-
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) {
-      sluice.logger.warn({ signal }, 'second signal: exiting without waiting')
-      process.exit(1)
-    }
-    stopping = true
-    sluice.logger.info({ signal }, 'shutting down: finishing in-flight requests')
-    sluice.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        sluice.logger.error({ err: error }, 'shutdown failed')
-        process.exit(1)
-      },
-    )
-  }
-  process.on('SIGTERM', () => stop('SIGTERM'))
-  process.on('SIGINT', () => stop('SIGINT'))
   return new Promise<number>(() => {}) // runs until a signal
 }
 

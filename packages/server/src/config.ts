@@ -56,6 +56,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
     throw new ConfigError('SLUICE_SQLITE_SYNCHRONOUS', `expected FULL or NORMAL, got "${synchronous}"`)
   }
+  const retentionDays = integer(env, 'SLUICE_RETENTION_DAYS', 30, 1, 3650)
+  const dedupeWindowHours = integer(env, 'SLUICE_DEDUPE_WINDOW_HOURS', 24, 1, 24 * 30)
+  if (retentionDays * 24 < dedupeWindowHours) {
+    // Dedupe looks messageIds up among stored messages, so they must outlive the window.
+    throw new ConfigError(
+      'SLUICE_RETENTION_DAYS',
+      `must cover the dedupe window (SLUICE_DEDUPE_WINDOW_HOURS=${dedupeWindowHours}); raise it to at least ${Math.ceil(dedupeWindowHours / 24)}`,
+    )
+  }
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
@@ -63,8 +72,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     adminToken: env.SLUICE_ADMIN_TOKEN || undefined,
     logLevel: env.LOG_LEVEL || 'info',
-    retentionDays: integer(env, 'SLUICE_RETENTION_DAYS', 30, 1, 3650),
-    dedupeWindowHours: integer(env, 'SLUICE_DEDUPE_WINDOW_HOURS', 24, 1, 24 * 30),
+    retentionDays,
+    dedupeWindowHours,
     allowPrivateDestinations: boolean(env, 'SLUICE_ALLOW_PRIVATE_DESTINATIONS', false),
     sqliteSynchronous: synchronous,
   }

@@ -1,7 +1,7 @@
 import type { Logger } from '../lib/logger.ts'
 import type { Store } from '../store/store.ts'
 
-/** Runs retention and dedupe-key expiry in the background, once a minute (and once shortly after start). */
+/** Runs retention in the background, once a minute (and once shortly after start). */
 export class Housekeeper {
   private timer: NodeJS.Timeout | undefined
   private firstRun: NodeJS.Timeout | undefined
@@ -31,14 +31,14 @@ export class Housekeeper {
     this.timer = undefined
   }
 
-  async runOnce(now = Date.now()): Promise<{ messages: number; dedupeKeys: number }> {
+  async runOnce(now = Date.now()): Promise<{ messages: number }> {
     try {
-      const swept = await this.store.sweep(now - this.retentionMs, now)
-      if (swept.messages || swept.dedupeKeys) this.logger.info(swept, 'retention sweep')
+      const swept = await this.store.sweep(now - this.retentionMs)
+      if (swept.messages) this.logger.info(swept, 'retention sweep')
       return swept
     } catch (error) {
       this.logger.error({ err: error }, 'retention sweep failed')
-      return { messages: 0, dedupeKeys: 0 }
+      return { messages: 0 }
     }
   }
 }

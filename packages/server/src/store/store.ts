@@ -149,8 +149,8 @@ export interface Store {
 
   // --- ingest ---
   /**
-   * Stores accepted messages in one transaction: drops those whose (sourceId, messageId) was seen
-   * within `dedupeWindowMs`, inserts the rest, and creates their delivery records for every enabled
+   * Stores accepted messages in one transaction: drops those whose (sourceId, messageId) was received
+   * within the last `dedupeWindowMs` (the caller keeps retention at least that long), inserts the rest, and creates their delivery records for every enabled
    * destination connected to the message's source whose type is in `routeTo`. Resolves once committed.
    */
   ingest(messages: AcceptedMessage[], dedupeWindowMs: number): Promise<IngestOutcome>
@@ -160,8 +160,8 @@ export interface Store {
 
   // --- housekeeping ---
   /**
-   * Deletes messages received before `olderThan` whose deliveries are all final (with those
-   * deliveries and their attempts), and expired dedupe keys. Returns how many messages went.
+   * Retention: deletes messages received before `olderThan` whose deliveries are all final, with
+   * those deliveries and their attempts. Returns how many messages went.
    */
-  sweep(olderThan: number, now: number): Promise<{ messages: number; dedupeKeys: number }>
+  sweep(olderThan: number): Promise<{ messages: number }>
 }

@@ -67,7 +67,7 @@ describe('dedupe', () => {
     assert.equal(await sluice.store.countMessages(b.id), 1)
   })
 
-  test('after the window a messageId is accepted again, and sweep removes expired keys', async () => {
+  test('after the window a messageId is accepted again', async () => {
     const sluice = await start()
     const source = await sluice.createSource()
     const message = (receivedAt: number) => ({
@@ -83,9 +83,7 @@ describe('dedupe', () => {
     assert.deepEqual((await sluice.store.ingest([message(Date.now())], windowMs)).stored, [false])
     await sleep(windowMs + 10)
     assert.deepEqual((await sluice.store.ingest([message(Date.now())], windowMs)).stored, [true])
-    await sleep(windowMs + 10)
-    const swept = await sluice.store.sweep(0, Date.now())
-    assert.equal(swept.dedupeKeys, 1)
+    assert.equal(await sluice.store.countMessages(source.id), 2)
   })
 })
 
@@ -185,7 +183,7 @@ describe('durability', () => {
       writeKey: source.writeKey,
     })
     await send(sluice.url, '/v1/track', trackCall({ messageId: 'no-delivery' }), { writeKey: other.writeKey })
-    const swept = await sluice.store.sweep(Date.now() + 1, Date.now())
+    const swept = await sluice.store.sweep(Date.now() + 1)
     assert.equal(swept.messages, 1)
     assert.equal(await sluice.store.getMessage(other.id, 'no-delivery'), null)
     assert.ok(await sluice.store.getMessage(source.id, 'pending-delivery'))

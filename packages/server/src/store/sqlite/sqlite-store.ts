@@ -49,6 +49,11 @@ interface DestinationRow {
   updated_at: number
 }
 
+interface RoutingTarget {
+  id: string
+  type: DestinationType
+}
+
 interface MessageRow {
   pk: number
   source_id: string
@@ -198,11 +203,8 @@ export class SqliteStore implements Store {
   }
 
   async deleteSource(id: string): Promise<boolean> {
-    return this.transaction(() => {
-      // messages cascade to deliveries and attempts; connections cascade from sources
-      this.sql('DELETE FROM dedupe_keys WHERE source_id = ?').run(id)
-      return this.sql('DELETE FROM sources WHERE id = ?').run(id).changes > 0
-    })
+    // messages cascade to deliveries and attempts; connections cascade from sources
+    return this.sql('DELETE FROM sources WHERE id = ?').run(id).changes > 0
   }
 
   async getSourceStats(id: string): Promise<SourceStats> {
@@ -312,23 +314,15 @@ export class SqliteStore implements Store {
   async ingest(messages: AcceptedMessage[], dedupeWindowMs: number): Promise<IngestOutcome> {
     if (messages.length === 0) return { stored: [], deliveriesCreated: 0 }
     const now = Date.now()
-    // A conflicting key only blocks the message while unexpired; an expired one is refreshed and the
-    // message accepted again.
-    const claimKey = this.sql(
-      `INSERT INTO dedupe_keys (source_id, message_id, expires_at) VALUES (?, ?, ?)
-       ON CONFLICT (source_id, message_id) DO UPDATE SET expires_at = excluded.expires_at
-       WHERE dedupe_keys.expires_at <= ?`,
+    const seenInWindow = this.sql(
+      'SELECT 1 FROM messages WHERE source_id = ? AND message_id = ? AND received_at > ? LIMIT 1',
     )
     const insertMessage = this.sql(
       'INSERT INTO messages (source_id, message_id, type, received_at, payload) VALUES (?, ?, ?, ?, ?)',
     )
-    // The routing decision is made here, once, in the same transaction as the message: a crash
-    // after commit can never lose a delivery that should exist.
-    const insertDeliveries = this.sql(
+    const insertDelivery = this.sql(
       `INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
-       SELECT ?, d.id, 'pending', ?, ?, ?
-       FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
-       WHERE ds.source_id = ? AND d.enabled = 1 AND d.type = ?`,
+       VALUES (?, ?, 'pending', ?, ?, ?)`,
     )
     const countAccepted = this.sql(
       'UPDATE sources SET accepted_count = accepted_count + ?, duplicate_count = duplicate_count + ? WHERE id = ?',
@@ -336,19 +330,24 @@ export class SqliteStore implements Store {
 
     return this.transaction(() => {
       const stored: boolean[] = new Array(messages.length)
-      const perSource = new Map<string, { accepted: number; duplicates: number }>()
+      const perSource = new Map<string, { accepted: number; duplicates: number; targets: RoutingTarget[] }>()
       let deliveriesCreated = 0
       for (let i = 0; i < messages.length; i++) {
         const message = messages[i]!
-        const counts = perSource.get(message.sourceId) ?? { accepted: 0, duplicates: 0 }
-        perSource.set(message.sourceId, counts)
-        const fresh = claimKey.run(message.sourceId, message.messageId, now + dedupeWindowMs, now).changes > 0
-        stored[i] = fresh
-        if (!fresh) {
-          counts.duplicates++
+        let source = perSource.get(message.sourceId)
+        if (!source) {
+          source = { accepted: 0, duplicates: 0, targets: this.routingTargets(message.sourceId) }
+          perSource.set(message.sourceId, source)
+        }
+        // Checked inside the write transaction, so a duplicate earlier in this same batch is seen too.
+        const duplicate =
+          seenInWindow.get(message.sourceId, message.messageId, now - dedupeWindowMs) !== undefined
+        stored[i] = !duplicate
+        if (duplicate) {
+          source.duplicates++
           continue
         }
-        counts.accepted++
+        source.accepted++
         const pk = insertMessage.run(
           message.sourceId,
           message.messageId,
@@ -356,15 +355,26 @@ export class SqliteStore implements Store {
           message.receivedAt,
           JSON.stringify(message.payload),
         ).lastInsertRowid
-        for (const type of message.routeTo) {
-          deliveriesCreated += insertDeliveries.run(pk, now, now, now, message.sourceId, type)
-            .changes as number
+        // The routing decision is made here, once, in the same transaction as the message: a crash
+        // after commit can never lose a delivery that should exist.
+        for (const target of source.targets) {
+          if (!message.routeTo.includes(target.type)) continue
+          insertDelivery.run(pk, target.id, now, now, now)
+          deliveriesCreated++
         }
       }
       for (const [sourceId, counts] of perSource)
         countAccepted.run(counts.accepted, counts.duplicates, sourceId)
       return { stored, deliveriesCreated }
     })
+  }
+
+  /** Enabled destinations connected to a source: where its messages may be routed. */
+  private routingTargets(sourceId: string): RoutingTarget[] {
+    return this.sql(
+      `SELECT d.id, d.type FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+       WHERE ds.source_id = ? AND d.enabled = 1`,
+    ).all(sourceId) as unknown as RoutingTarget[]
   }
 
   async getMessage(sourceId: string, messageId: string): Promise<StoredMessage | null> {
@@ -409,27 +419,22 @@ export class SqliteStore implements Store {
 
   // --- housekeeping ---
 
-  async sweep(olderThan: number, now: number): Promise<{ messages: number; dedupeKeys: number }> {
-    const deleteMessages = this.sql(
-      `DELETE FROM messages WHERE pk IN (
-         SELECT m.pk FROM messages m
-         WHERE m.received_at < ?
-           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_pk = m.pk AND d.status IN ('pending', 'retrying'))
-         LIMIT ${SWEEP_CHUNK})`,
-    )
-    const deleteKeys = this.sql(
-      `DELETE FROM dedupe_keys WHERE rowid IN (SELECT rowid FROM dedupe_keys WHERE expires_at <= ? LIMIT ${SWEEP_CHUNK})`,
+  async sweep(olderThan: number): Promise<{ messages: number }> {
+    // pk grows with received_at, so walk pk order from the oldest and stop at the first young message.
+    const oldest = this.sql('SELECT pk, received_at FROM messages WHERE pk > ? ORDER BY pk LIMIT ?')
+    const deleteIfFinal = this.sql(
+      `DELETE FROM messages WHERE pk IN (SELECT value FROM json_each(?))
+       AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_pk = messages.pk AND d.status IN ('pending', 'retrying'))`,
     )
     let messages = 0
-    let dedupeKeys = 0
-    for (let changes = SWEEP_CHUNK; changes === SWEEP_CHUNK; ) {
-      changes = Number(deleteMessages.run(olderThan).changes)
-      messages += changes
+    let cursor = 0
+    for (;;) {
+      const rows = oldest.all(cursor, SWEEP_CHUNK) as { pk: number; received_at: number }[]
+      const expired = rows.filter((row) => row.received_at < olderThan).map((row) => row.pk)
+      if (expired.length > 0) messages += Number(deleteIfFinal.run(JSON.stringify(expired)).changes)
+      if (rows.length < SWEEP_CHUNK || expired.length < rows.length) break
+      cursor = rows.at(-1)!.pk
     }
-    for (let changes = SWEEP_CHUNK; changes === SWEEP_CHUNK; ) {
-      changes = Number(deleteKeys.run(now).changes)
-      dedupeKeys += changes
-    }
-    return { messages, dedupeKeys }
+    return { messages }
   }
 }

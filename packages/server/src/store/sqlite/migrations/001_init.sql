@@ -1,4 +1,4 @@
--- 001: sources, destinations, accepted messages, dedupe keys, deliveries and attempts.
+-- 001: sources, destinations, accepted messages, deliveries and attempts.
 -- Times are epoch milliseconds. Booleans are 0/1. SQL kept portable where it can be.
 
 CREATE TABLE sources (
@@ -29,16 +29,10 @@ CREATE TABLE destination_sources (
 );
 CREATE INDEX destination_sources_by_source ON destination_sources (source_id);
 
--- One row per (source, messageId) seen inside the dedupe window. A row whose expires_at has
--- passed no longer counts: the upsert in ingest refreshes it and the message is accepted again.
-CREATE TABLE dedupe_keys (
-  source_id   TEXT NOT NULL,
-  message_id  TEXT NOT NULL,
-  expires_at  INTEGER NOT NULL,
-  PRIMARY KEY (source_id, message_id)
-);
-CREATE INDEX dedupe_keys_by_expiry ON dedupe_keys (expires_at);
-
+-- Accepted messages. The (source_id, message_id, received_at) index also serves the dedupe rule: a
+-- messageId already received from the source inside the window is dropped. Retention (SLUICE_RETENTION_DAYS)
+-- is never shorter than the dedupe window, so the rows the rule needs are always here. pk grows with
+-- received_at, so retention sweeps walk pk order and need no time index.
 CREATE TABLE messages (
   pk          INTEGER PRIMARY KEY AUTOINCREMENT,
   source_id   TEXT NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
@@ -47,8 +41,7 @@ CREATE TABLE messages (
   received_at INTEGER NOT NULL,
   payload     TEXT NOT NULL           -- the enriched message, JSON
 );
-CREATE INDEX messages_by_source_message ON messages (source_id, message_id);
-CREATE INDEX messages_by_received ON messages (received_at);
+CREATE INDEX messages_by_source_message ON messages (source_id, message_id, received_at);
 
 -- One row per (message, destination). The delivery engine claims due rows by setting lease_until;
 -- a row whose lease has passed is claimable again (its worker died).

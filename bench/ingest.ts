@@ -1,0 +1,107 @@
+// npm run bench:ingest [-- --quick]
+// Durable events/s through Sluice's /v1/batch (20 events a request) against the raw loopback HTTP
+// limit: a no-op Node HTTP server under the same load, measured in the same run.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { machine, runJson, startProcess, stop } from './lib/processes.ts'
+
+const quick = process.argv.includes('--quick')
+const durationMs = quick ? 1_500 : 8_000
+const connections = 32
+const perRequest = 20
+const root = join(import.meta.dirname, '..')
+const loadGenerator = join(import.meta.dirname, 'lib/load-generator.ts')
+
+interface LoadResult {
+  requests: number
+  events: number
+  errors: number
+  statuses: Record<string, number>
+  seconds: number
+  eventsPerSecond: number
+}
+
+async function measureBaseline(): Promise<LoadResult> {
+  const { child, match } = await startProcess([join(import.meta.dirname, 'lib/noop-server.ts')], /^(\d+)$/m)
+  try {
+    const url = `http://127.0.0.1:${match[1]}/v1/batch`
+    await runJson<LoadResult>([loadGenerator, url, 'k', String(perRequest), String(connections), '500'])
+    return await runJson<LoadResult>([
+      loadGenerator,
+      url,
+      'k',
+      String(perRequest),
+      String(connections),
+      String(durationMs),
+    ])
+  } finally {
+    await stop(child)
+  }
+}
+
+async function measureSluice(synchronous: 'FULL' | 'NORMAL'): Promise<LoadResult> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-'))
+  const { child, match } = await startProcess(
+    [join(root, 'packages/server/src/cli.ts'), 'start'],
+    /listening on (http:\/\/\S+)[\s\S]*curl -u '([^:]+):/,
+    { SLUICE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', SLUICE_SQLITE_SYNCHRONOUS: synchronous },
+  )
+  try {
+    const url = `${match[1]}/v1/batch`
+    await runJson<LoadResult>([loadGenerator, url, match[2]!, String(perRequest), String(connections), '500'])
+    return await runJson<LoadResult>([
+      loadGenerator,
+      url,
+      match[2]!,
+      String(perRequest),
+      String(connections),
+      String(durationMs),
+    ])
+  } finally {
+    await stop(child)
+    await rm(dataDir, { recursive: true, force: true })
+  }
+}
+
+const baseline = await measureBaseline()
+const full = await measureSluice('FULL')
+const normal = await measureSluice('NORMAL')
+const ratio = full.eventsPerSecond / baseline.eventsPerSecond
+const result = {
+  scenario: 'ingest',
+  quick,
+  machine: machine(),
+  load: { connections, eventsPerRequest: perRequest, durationMs },
+  baseline: { name: 'no-op Node HTTP server', eventsPerSecond: Math.round(baseline.eventsPerSecond) },
+  sluice: {
+    synchronousFull: {
+      eventsPerSecond: Math.round(full.eventsPerSecond),
+      errors: full.errors,
+      statuses: full.statuses,
+    },
+    synchronousNormal: { eventsPerSecond: Math.round(normal.eventsPerSecond), errors: normal.errors },
+  },
+  ratio: Number(ratio.toFixed(3)),
+  goal: 0.5,
+  pass: ratio >= 0.5,
+}
+
+const table = [
+  `Ingest benchmark (${result.machine.cpus} CPU cores, ${result.machine.model}, Node ${result.machine.node}${quick ? ', quick' : ''})`,
+  '',
+  '| Figure | events/s | ratio to baseline |',
+  '|---|---:|---:|',
+  `| Baseline: no-op Node HTTP server, same load | ${result.baseline.eventsPerSecond} | 1.00 |`,
+  `| Sluice /v1/batch, durable (SQLite synchronous=FULL, default) | ${result.sluice.synchronousFull.eventsPerSecond} | ${ratio.toFixed(2)} |`,
+  `| Sluice /v1/batch (SQLite synchronous=NORMAL) | ${result.sluice.synchronousNormal.eventsPerSecond} | ${(normal.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)} |`,
+  '',
+  `Goal: ratio ≥ 0.5 → ${result.pass ? 'pass' : 'short'}`,
+].join('\n')
+console.log(table)
+if (full.errors > 0) console.log(`Sluice errors: ${JSON.stringify(full.statuses)}`)
+await mkdir(join(import.meta.dirname, 'results'), { recursive: true })
+await writeFile(
+  join(import.meta.dirname, 'results', quick ? 'ingest.quick.json' : 'ingest.json'),
+  `${JSON.stringify(result, null, 2)}\n`,
+)

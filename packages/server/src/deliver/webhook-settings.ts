@@ -1,0 +1,283 @@
+/**
+ * What a user may configure on a Webhooks destination (SPEC §4), checked once when settings are written
+ * so the delivery engine can trust what it reads back.
+ *
+ * Decisions:
+ * - URLs must be absolute http:// or https:// and may not carry credentials (`user:pass@`): they would
+ *   be shown back in every API response and log line; put them in a static `Authorization` header.
+ * - The same URL may not appear twice in one destination (it would receive every message twice).
+ * - Header values are trimmed (HTTP drops surrounding whitespace anyway) and must be printable ASCII.
+ * - SSRF is not checked here: a hostname can resolve elsewhere later, so the delivery engine checks
+ *   the address it actually dials.
+ */
+import { ValidationError } from '../lib/errors.ts'
+import type { WebhookEndpoint, WebhooksSettings } from '../store/store.ts'
+
+export const WEBHOOKS_LIMITS = {
+  minUrls: 1,
+  maxUrls: 5,
+  maxUrlLength: 2048,
+  maxHeadersPerUrl: 20,
+  maxHeaderNameLength: 256,
+  maxHeaderValueBytes: 4096,
+  maxSecretBytes: 1024,
+} as const
+
+/** Headers Sluice sets itself, or that describe the connection rather than the message. Refused in any case. */
+export const RESERVED_HEADER_NAMES: readonly string[] = [
+  'User-Agent',
+  'Content-Type',
+  'X-Signature',
+  'Host',
+  'Content-Length',
+  'Connection',
+  'Keep-Alive',
+  'Proxy-Connection',
+  'Transfer-Encoding',
+  'Upgrade',
+  'TE',
+  'Trailer',
+  'Proxy-Authenticate',
+  'Proxy-Authorization',
+]
+const RESERVED_LOWER_CASE = new Set(RESERVED_HEADER_NAMES.map((name) => name.toLowerCase()))
+
+/** RFC 9110 `token`: the characters a header name may use. */
+const HEADER_NAME_PATTERN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
+/**
+ * Validates `input` (the `settings` member of a request) and returns the settings to store.
+ * `current` is given for an update: a member the input omits keeps its current value, so a PATCH can
+ * change the URLs without resending the secret. `sharedSecret: null` removes the secret.
+ * Throws `ValidationError` with a field such as `/settings/webhooks/2/url`.
+ */
+export function validateWebhooksSettings(input: unknown, current?: WebhooksSettings): WebhooksSettings {
+  const field = '/settings'
+  if (!isPlainObject(input)) {
+    throw new ValidationError(
+      field,
+      'settings must be an object such as {"webhooks": [{"url": "https://example.com/hooks"}]}.',
+    )
+  }
+  refuseUnknownMembers(input, field, ['webhooks', 'sharedSecret'])
+
+  const webhooks =
+    input.webhooks === undefined && current
+      ? current.webhooks
+      : validateWebhooks(input.webhooks, `${field}/webhooks`)
+  const sharedSecret =
+    input.sharedSecret === undefined
+      ? (current?.sharedSecret ?? null)
+      : validateSharedSecret(input.sharedSecret, `${field}/sharedSecret`)
+  return { webhooks, sharedSecret }
+}
+
+function validateWebhooks(value: unknown, field: string): WebhookEndpoint[] {
+  const { minUrls, maxUrls } = WEBHOOKS_LIMITS
+  if (!Array.isArray(value)) {
+    throw new ValidationError(
+      field,
+      `${label(field)} is required: a list of ${minUrls} to ${maxUrls} entries such as {"url": "https://example.com/hooks"}.`,
+    )
+  }
+  if (value.length < minUrls) {
+    throw new ValidationError(field, `${label(field)} is empty; add at least ${minUrls} URL to deliver to.`)
+  }
+  if (value.length > maxUrls) {
+    throw new ValidationError(
+      field,
+      `${label(field)} has ${value.length} entries; a Webhooks destination allows at most ${maxUrls}. Remove some, or create another destination.`,
+    )
+  }
+
+  const seenUrls = new Map<string, number>()
+  return value.map((entry, index) => {
+    const entryField = `${field}/${index}`
+    if (!isPlainObject(entry)) {
+      throw new ValidationError(
+        entryField,
+        `${label(entryField)} must be an object such as {"url": "https://example.com/hooks"}.`,
+      )
+    }
+    refuseUnknownMembers(entry, entryField, ['url', 'headers'])
+    const url = validateUrl(entry.url, `${entryField}/url`)
+    const earlier = seenUrls.get(url)
+    if (earlier !== undefined) {
+      throw new ValidationError(
+        `${entryField}/url`,
+        `${label(`${entryField}/url`)} repeats the URL of ${label(`${field}/${earlier}/url`)}; each URL may appear once.`,
+      )
+    }
+    seenUrls.set(url, index)
+    return { url, headers: validateHeaders(entry.headers, `${entryField}/headers`) }
+  })
+}
+
+function validateUrl(value: unknown, field: string): string {
+  const example = 'e.g. https://example.com/hooks'
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ValidationError(
+      field,
+      `${label(field)} is required: an absolute http:// or https:// URL, ${example}.`,
+    )
+  }
+  const url = value.trim()
+  if (url.length > WEBHOOKS_LIMITS.maxUrlLength) {
+    throw new ValidationError(
+      field,
+      `${label(field)} is ${url.length} characters long; at most ${WEBHOOKS_LIMITS.maxUrlLength} are allowed.`,
+    )
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase()
+  if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') {
+    throw new ValidationError(
+      field,
+      `${label(field)} uses the ${scheme}: scheme; only http:// and https:// URLs are supported.`,
+    )
+  }
+  // Requiring the "//" refuses relative URLs and WHATWG's lenient forms such as "https:example.com".
+  if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) {
+    throw new ValidationError(
+      field,
+      `${label(field)} is not an absolute URL; write it in full with http:// or https:// and a host name, ${example}.`,
+    )
+  }
+  const parsed = new URL(url)
+  if (parsed.username !== '' || parsed.password !== '') {
+    throw new ValidationError(
+      field,
+      `${label(field)} contains credentials (user:password@); remove them and send them as a static header such as Authorization instead.`,
+    )
+  }
+  return url
+}
+
+function validateHeaders(value: unknown, field: string): Record<string, string> {
+  if (value === undefined || value === null) return {}
+  if (!isPlainObject(value)) {
+    throw new ValidationError(
+      field,
+      `${label(field)} must be an object of header names to string values, e.g. {"Authorization": "Bearer abc"}.`,
+    )
+  }
+  const names = Object.keys(value)
+  if (names.length > WEBHOOKS_LIMITS.maxHeadersPerUrl) {
+    throw new ValidationError(
+      field,
+      `${label(field)} has ${names.length} headers; at most ${WEBHOOKS_LIMITS.maxHeadersPerUrl} are allowed per URL.`,
+    )
+  }
+
+  const headers: Record<string, string> = {}
+  const seenNames = new Map<string, string>()
+  for (const name of names) {
+    const headerField = `${field}/${escapePointerToken(name)}`
+    if (name.length > WEBHOOKS_LIMITS.maxHeaderNameLength || !HEADER_NAME_PATTERN.test(name)) {
+      throw new ValidationError(
+        headerField,
+        `Header name ${JSON.stringify(name.slice(0, 64))} in ${label(field)} is not a legal HTTP header name: use 1 to ${WEBHOOKS_LIMITS.maxHeaderNameLength} letters, digits and !#$%&'*+-.^_\`|~ (no spaces or colons).`,
+      )
+    }
+    const lowerName = name.toLowerCase()
+    if (RESERVED_LOWER_CASE.has(lowerName)) {
+      throw new ValidationError(
+        headerField,
+        `Header "${name}" in ${label(field)} is set by Sluice or by the HTTP connection and cannot be configured; remove it. Reserved (any case): ${RESERVED_HEADER_NAMES.join(', ')}.`,
+      )
+    }
+    const earlier = seenNames.get(lowerName)
+    if (earlier !== undefined) {
+      throw new ValidationError(
+        headerField,
+        `Header "${name}" in ${label(field)} repeats "${earlier}" (header names ignore case); keep one of them.`,
+      )
+    }
+    seenNames.set(lowerName, name)
+    headers[name] = validateHeaderValue(value[name], name, headerField)
+  }
+  return headers
+}
+
+function validateHeaderValue(value: unknown, name: string, field: string): string {
+  if (typeof value !== 'string') {
+    throw new ValidationError(field, `The value of header "${name}" must be a string.`)
+  }
+  // CR, LF and NUL first and by name: they are how a value would smuggle extra headers in.
+  if (/[\r\n\0]/.test(value)) {
+    throw new ValidationError(
+      field,
+      `The value of header "${name}" contains a line break or NUL character (CR, LF or NUL); remove it.`,
+    )
+  }
+  const trimmed = value.trim()
+  for (const char of trimmed) {
+    const code = char.codePointAt(0) ?? 0
+    if (code !== 0x09 && (code < 0x20 || code > 0x7e)) {
+      throw new ValidationError(
+        field,
+        `The value of header "${name}" contains a control or non-ASCII character; use printable ASCII only (encode other text, e.g. percent-encoding).`,
+      )
+    }
+  }
+  if (trimmed.length > WEBHOOKS_LIMITS.maxHeaderValueBytes) {
+    throw new ValidationError(
+      field,
+      `The value of header "${name}" is ${trimmed.length} bytes long; at most ${WEBHOOKS_LIMITS.maxHeaderValueBytes} bytes are allowed.`,
+    )
+  }
+  return trimmed
+}
+
+/** Never quotes the secret: error messages are shown and logged. */
+function validateSharedSecret(value: unknown, field: string): string | null {
+  if (value === null) return null
+  if (typeof value !== 'string') {
+    throw new ValidationError(field, `${label(field)} must be a string, or null to remove the secret.`)
+  }
+  if (value === '') {
+    throw new ValidationError(
+      field,
+      `${label(field)} is empty; send null to remove the secret, or a non-empty string.`,
+    )
+  }
+  const bytes = Buffer.byteLength(value, 'utf8')
+  if (bytes > WEBHOOKS_LIMITS.maxSecretBytes) {
+    throw new ValidationError(
+      field,
+      `${label(field)} is ${bytes} bytes long; at most ${WEBHOOKS_LIMITS.maxSecretBytes} bytes are allowed.`,
+    )
+  }
+  return value
+}
+
+function refuseUnknownMembers(
+  object: Record<string, unknown>,
+  field: string,
+  allowed: readonly string[],
+): void {
+  const unknown = Object.keys(object).find((key) => !allowed.includes(key))
+  if (unknown !== undefined) {
+    throw new ValidationError(
+      `${field}/${unknown}`,
+      `Unknown property "${unknown}" in ${label(field)}; allowed: ${allowed.join(', ')}.`,
+    )
+  }
+}
+
+/** RFC 6901: `~` and `/` inside a pointer segment are written `~0` and `~1`. */
+function escapePointerToken(token: string): string {
+  return token.replaceAll('~', '~0').replaceAll('/', '~1')
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** `/settings/webhooks/2/url` -> `settings.webhooks[2].url`, the way a user reads a JSON path. */
+function label(pointer: string): string {
+  return pointer
+    .split('/')
+    .filter((part) => part !== '')
+    .map((part, index) => (/^\d+$/.test(part) ? `[${part}]` : index === 0 ? part : `.${part}`))
+    .join('')
+}

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
+
+interface Operation {
+  tags?: string[]
+  summary?: string
+  security?: Array<Record<string, string[]>>
+  requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }
+  responses: Record<string, { description: string; content?: Record<string, { schema: unknown }> }>
+}
+
+describe('OpenAPI document', () => {
+  let sluice: TestSluice
+  // any: the document is arbitrary JSON, checked member by member.
+  let document: any
+
+  before(async () => {
+    sluice = await startTestSluice()
+    const response = await fetch(`${sluice.url}/api/openapi.json`)
+    assert.equal(response.status, 200)
+    assert.match(response.headers.get('content-type') ?? '', /^application\/json/)
+    document = JSON.parse(await response.text())
+  })
+  after(() => sluice.destroy())
+
+  test('is OpenAPI 3 with a title and the bearer scheme', () => {
+    assert.match(document.openapi, /^3\.\d+\.\d+$/)
+    assert.equal(document.info.title, 'Sluice')
+    assert.equal(typeof document.info.version, 'string')
+    assert.deepEqual(
+      {
+        type: document.components.securitySchemes.adminToken.type,
+        scheme: document.components.securitySchemes.adminToken.scheme,
+      },
+      { type: 'http', scheme: 'bearer' },
+    )
+  })
+
+  test('lists every management operation, tagged, summarized, secured and with responses', () => {
+    const expected: Record<string, string[]> = {
+      '/api/v1/sources': ['get', 'post'],
+      '/api/v1/sources/{id}': ['delete', 'get', 'patch'],
+      '/api/v1/sources/{id}/rotate-write-key': ['post'],
+      '/api/v1/destinations': ['get', 'post'],
+      '/api/v1/destinations/{id}': ['delete', 'get', 'patch'],
+    }
+    for (const [path, methods] of Object.entries(expected)) {
+      assert.ok(document.paths[path], `missing path ${path}`)
+      assert.deepEqual(
+        Object.keys(document.paths[path])
+          .filter((key) => key !== 'parameters')
+          .sort(),
+        methods,
+        path,
+      )
+      for (const method of methods) {
+        const operation: Operation = document.paths[path][method]
+        const label = `${method} ${path}`
+        assert.ok(operation.tags?.length, `${label} has tags`)
+        assert.ok(operation.summary, `${label} has a summary`)
+        assert.deepEqual(operation.security, [{ adminToken: [] }], label)
+        assert.ok(operation.responses['401'], `${label} documents 401`)
+        const success = Object.keys(operation.responses).find((status) => status.startsWith('2'))
+        assert.ok(success, `${label} documents its success response`)
+      }
+    }
+    assert.equal(document.paths['/api/openapi.json'], undefined, 'the document itself is not listed')
+  })
+
+  test('request schemas are the validating ones; responses never carry the shared secret', () => {
+    const create = document.paths['/api/v1/destinations'].post as Operation
+    const body = create.requestBody?.content['application/json']?.schema as {
+      additionalProperties: boolean
+      properties: { settings: { properties: Record<string, unknown> } }
+    }
+    assert.equal(body.additionalProperties, false)
+    assert.ok(body.properties.settings.properties.sharedSecret, 'sharedSecret is documented as input')
+    const responseSchema = JSON.stringify(create.responses['201']?.content?.['application/json']?.schema)
+    assert.ok(!responseSchema.includes('"sharedSecret"'))
+    assert.ok(responseSchema.includes('"sharedSecretSet"'))
+  })
+})
