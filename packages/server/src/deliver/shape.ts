@@ -1,0 +1,237 @@
+/**
+ * The delivered JSON (SPEC §4 table): turns a stored, enriched message into the exact object a
+ * Webhooks receiver gets, one per request.
+ *
+ * Every type but `delete` carries `version: 1`, `type`, `timestamp` (ISO 8601 UTC with milliseconds),
+ * `messageId`, `context`, and `anonymousId` when present. Members are written in a fixed order
+ * (identity, type-specific members, context, messageId, timestamp) so the same message always yields
+ * the same bytes: a retry or a replay sends exactly what the first attempt signed.
+ *
+ * Decisions where the table is silent:
+ * - Members the table does not list are not forwarded. `integrations` is an instruction to Sluice
+ *   (routing), not data about the user. `receivedAt`, `originalTimestamp` and `sentAt` are Sluice's
+ *   clock bookkeeping: `timestamp` is already the corrected event time, the others stay visible in the
+ *   management API, and leaving them out keeps the documented shape the whole contract.
+ * - `userId` is always present on page, screen, identify, track and group; it is `null` for an
+ *   anonymous call, so each type has one fixed set of members a receiver can validate.
+ * - `traits` (identify, group) and `properties` (track, page) default to `{}`; `context` to `{}`.
+ * - A page property among `path`, `referrer`, `title`, `url` that neither the call's properties nor
+ *   `context.page` give as a string is left out rather than invented.
+ * - screen also carries `category` and `properties` when the call has them: dropping customer data
+ *   is worse than one member more. Its `context.device/os/app` are simply the call's own context.
+ */
+
+export type JsonObject = Record<string, unknown>
+
+interface Common {
+  anonymousId?: string
+  context: JsonObject
+  messageId: string
+  timestamp: string
+}
+
+export type PageMessage = Common & {
+  version: 1
+  type: 'page'
+  userId: string | null
+  name?: string
+  category?: string
+  properties: JsonObject
+}
+export type ScreenMessage = Common & {
+  version: 1
+  type: 'screen'
+  userId: string | null
+  name?: string
+  category?: string
+  properties?: JsonObject
+}
+export type IdentifyMessage = Common & {
+  version: 1
+  type: 'identify'
+  userId: string | null
+  traits: JsonObject
+}
+export type TrackMessage = Common & {
+  version: 1
+  type: 'track'
+  userId: string | null
+  event: string
+  properties: JsonObject
+}
+export type AliasMessage = Common & { version: 1; type: 'alias'; 'Previous ID': string; 'User ID': string }
+export type GroupMessage = Common & {
+  version: 1
+  type: 'group'
+  userId: string | null
+  groupId: string
+  traits: JsonObject
+}
+export interface DeleteMessage {
+  type: 'delete'
+  userId: string
+  timestamp: string
+}
+
+export type DeliveredMessage =
+  | PageMessage
+  | ScreenMessage
+  | IdentifyMessage
+  | TrackMessage
+  | AliasMessage
+  | GroupMessage
+  | DeleteMessage
+
+/** The page properties that fall back to `context.page`, in the order they are written. */
+const PAGE_FIELDS = ['path', 'referrer', 'title', 'url'] as const
+
+/** Shapes a stored message payload (the enriched Segment-format call) for delivery. */
+export function shapeMessage(payload: JsonObject): DeliveredMessage {
+  const type = payload.type
+  const userId = optionalString(payload.userId) ?? null
+  switch (type) {
+    case 'page':
+      return finish(payload, {
+        version: 1,
+        type,
+        userId,
+        ...identity(payload),
+        ...nameAndCategory(payload),
+        properties: pageProperties(payload),
+      })
+    case 'screen':
+      return finish(payload, {
+        version: 1,
+        type,
+        userId,
+        ...identity(payload),
+        ...nameAndCategory(payload),
+        ...(isObject(payload.properties) ? { properties: payload.properties } : {}),
+      })
+    case 'identify':
+      return finish(payload, {
+        version: 1,
+        type,
+        userId,
+        ...identity(payload),
+        traits: objectOrEmpty(payload.traits),
+      })
+    case 'track':
+      return finish(payload, {
+        version: 1,
+        type,
+        userId,
+        ...identity(payload),
+        event: requiredString(payload, 'event'),
+        properties: objectOrEmpty(payload.properties),
+      })
+    case 'alias':
+      // The seed's alias shape names both ids with spaces and has no `userId` member.
+      return finish(payload, {
+        version: 1,
+        type,
+        'Previous ID': requiredString(payload, 'previousId'),
+        'User ID': requiredString(payload, 'userId'),
+        ...identity(payload),
+      })
+    case 'group':
+      return finish(payload, {
+        version: 1,
+        type,
+        userId,
+        ...identity(payload),
+        groupId: requiredString(payload, 'groupId'),
+        traits: objectOrEmpty(payload.traits),
+      })
+    default:
+      throw new TypeError(`Cannot shape a message of type ${JSON.stringify(type)} for delivery.`)
+  }
+}
+
+/** The `delete` notification sent when a deletion request names `userId`: only these three members. */
+export function shapeDelete(input: { userId: string; timestamp: string | number | Date }): DeleteMessage {
+  return { type: 'delete', userId: input.userId, timestamp: isoTimestamp(input.timestamp) }
+}
+
+/**
+ * Serializes once: the same bytes are signed (`X-Signature`) and sent to every URL. JSON.stringify
+ * escapes lone surrogates, so the body is always valid UTF-8.
+ */
+export function serializeMessage(message: DeliveredMessage): Buffer {
+  return Buffer.from(JSON.stringify(message), 'utf8')
+}
+
+/** ISO 8601 UTC with milliseconds (`2026-01-31T12:00:00.000Z`), whatever spelling the input used. */
+export function isoTimestamp(value: string | number | Date): string {
+  const date = value instanceof Date ? value : new Date(value)
+  if (Number.isNaN(date.getTime())) throw new TypeError(`Not a valid timestamp: ${JSON.stringify(value)}`)
+  return date.toISOString()
+}
+
+/** Appends the members every non-delete type ends with. */
+function finish<const T extends JsonObject>(payload: JsonObject, head: T) {
+  return {
+    ...head,
+    context: objectOrEmpty(payload.context),
+    messageId: requiredString(payload, 'messageId'),
+    timestamp: messageTimestamp(payload),
+  }
+}
+
+function identity(payload: JsonObject): { anonymousId?: string } {
+  const anonymousId = optionalString(payload.anonymousId)
+  return anonymousId === undefined ? {} : { anonymousId }
+}
+
+function nameAndCategory(payload: JsonObject): { name?: string; category?: string } {
+  const name = optionalString(payload.name)
+  const category = optionalString(payload.category)
+  return { ...(name === undefined ? {} : { name }), ...(category === undefined ? {} : { category }) }
+}
+
+/** path/referrer/title/url first (the call's string value, else `context.page`'s), then the rest. */
+function pageProperties(payload: JsonObject): JsonObject {
+  const own = objectOrEmpty(payload.properties)
+  const context = objectOrEmpty(payload.context)
+  const fromContext = objectOrEmpty(context.page)
+  const properties: JsonObject = {}
+  for (const field of PAGE_FIELDS) {
+    const value = optionalString(own[field]) ?? optionalString(fromContext[field]) ?? own[field]
+    if (value !== undefined) properties[field] = value
+  }
+  for (const [key, value] of Object.entries(own)) {
+    if (!(PAGE_FIELDS as readonly string[]).includes(key)) properties[key] = value
+  }
+  return properties
+}
+
+/** The corrected `timestamp` set at ingest; `receivedAt` if it is somehow missing or unreadable. */
+function messageTimestamp(payload: JsonObject): string {
+  for (const candidate of [payload.timestamp, payload.receivedAt]) {
+    if (typeof candidate === 'string' || typeof candidate === 'number') {
+      const date = new Date(candidate)
+      if (!Number.isNaN(date.getTime())) return date.toISOString()
+    }
+  }
+  throw new TypeError(`Message ${String(payload.messageId)} has no valid timestamp or receivedAt.`)
+}
+
+function requiredString(payload: JsonObject, key: string): string {
+  const value = payload[key]
+  if (typeof value !== 'string') {
+    throw new TypeError(`A ${String(payload.type)} message needs a string "${key}" to be delivered.`)
+  }
+  return value
+}
+
+function optionalString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function objectOrEmpty(value: unknown): JsonObject {
+  return isObject(value) ? value : {}
+}
