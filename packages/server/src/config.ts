@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { DEFAULT_RETRY_SETTINGS, type RetrySettings } from './deliver/retry-policy.ts'
 
 /**
  * Every setting Sluice reads, with its default. The README's configuration table mirrors this file.
@@ -24,6 +25,16 @@ export interface Config {
   allowPrivateDestinations: boolean
   /** `SLUICE_SQLITE_SYNCHRONOUS`, default `FULL`: SQLite's fsync level (`NORMAL` trades power-loss safety for speed). */
   sqliteSynchronous: 'FULL' | 'NORMAL'
+  /**
+   * Delivery retry schedule. `SLUICE_RETRY_WINDOW_SECONDS` (default 14400 = 4 h),
+   * `SLUICE_RETRY_BASE_DELAY_MS` (1000), `SLUICE_RETRY_MAX_DELAY_MS` (1800000),
+   * `SLUICE_REQUEST_TIMEOUT_MS` (5000, the SPEC's 5 seconds).
+   */
+  retry: RetrySettings
+  /** `SLUICE_DELIVERY_LEASE_MS`, default 30000: a crashed process's claims are picked up again after this. */
+  deliveryLeaseMs: number
+  /** `SLUICE_DELIVERY_CONCURRENCY`, default 32: most requests in flight per destination. */
+  deliveryConcurrency: number
 }
 
 export class ConfigError extends Error {
@@ -76,5 +87,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dedupeWindowHours,
     allowPrivateDestinations: boolean(env, 'SLUICE_ALLOW_PRIVATE_DESTINATIONS', false),
     sqliteSynchronous: synchronous,
+    retry: {
+      ...DEFAULT_RETRY_SETTINGS,
+      windowMs:
+        integer(env, 'SLUICE_RETRY_WINDOW_SECONDS', DEFAULT_RETRY_SETTINGS.windowMs / 1000, 1, 7 * 86_400) *
+        1000,
+      baseDelayMs: integer(
+        env,
+        'SLUICE_RETRY_BASE_DELAY_MS',
+        DEFAULT_RETRY_SETTINGS.baseDelayMs,
+        1,
+        3_600_000,
+      ),
+      maxDelayMs: integer(env, 'SLUICE_RETRY_MAX_DELAY_MS', DEFAULT_RETRY_SETTINGS.maxDelayMs, 1, 86_400_000),
+      requestTimeoutMs: integer(
+        env,
+        'SLUICE_REQUEST_TIMEOUT_MS',
+        DEFAULT_RETRY_SETTINGS.requestTimeoutMs,
+        100,
+        60_000,
+      ),
+    },
+    deliveryLeaseMs: integer(env, 'SLUICE_DELIVERY_LEASE_MS', 30_000, 1_000, 3_600_000),
+    deliveryConcurrency: integer(env, 'SLUICE_DELIVERY_CONCURRENCY', 32, 1, 1_000),
   }
 }

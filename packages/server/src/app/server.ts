@@ -1,5 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Config } from '../config.ts'
+import { DeliveryEngine } from '../deliver/engine.ts'
+import { WebhookSender } from '../deliver/http-sender.ts'
 import { IngestPipeline } from '../ingest/pipeline.ts'
 import { trackingApi } from '../ingest/routes.ts'
 import { errorBody, HttpError } from '../lib/errors.ts'
@@ -14,6 +16,7 @@ import { Housekeeper } from './housekeeper.ts'
 export interface Sluice {
   app: FastifyInstance
   store: Store
+  engine: DeliveryEngine
   config: Config
   logger: Logger
   /** The admin token in force, and whether it was generated just now (so the CLI prints it once). */
@@ -31,12 +34,27 @@ export async function createSluice(
 ): Promise<Sluice> {
   const store = await openStore(config, logger)
   const adminToken = await resolveAdminToken(config)
-  const pipeline = new IngestPipeline(store, { dedupeWindowMs: config.dedupeWindowHours * 3_600_000 })
+  const sender = new WebhookSender({
+    allowPrivate: config.allowPrivateDestinations,
+    timeoutMs: config.retry.requestTimeoutMs,
+    connectionsPerOrigin: config.deliveryConcurrency,
+  })
+  const engine = new DeliveryEngine({
+    store,
+    logger,
+    sender,
+    retry: config.retry,
+    leaseMs: config.deliveryLeaseMs,
+    concurrencyPerDestination: config.deliveryConcurrency,
+  })
+  const pipeline = new IngestPipeline(store, {
+    dedupeWindowMs: config.dedupeWindowHours * 3_600_000,
+    onCommitted: () => engine.wake(),
+  })
   const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    disableRequestLogging: true,
     // The Tracking API enforces its own 500 KB limit after decompression; this is the transport cap.
     bodyLimit: 1024 * 1024,
     forceCloseConnections: false,
@@ -85,18 +103,20 @@ export async function createSluice(
     return reply.code(ok ? 200 : 503).send({ ok, store: store.kind })
   })
   await app.register(trackingApi, { store, pipeline })
-  await app.register(managementApi, { prefix: '/api/v1', store, adminToken: adminToken.value })
+  await app.register(managementApi, { prefix: '/api/v1', store, adminToken: adminToken.value, engine })
 
   let closed = false
   return {
     app,
     store,
+    engine,
     config,
     logger,
     adminToken,
     async listen() {
       const address = await app.listen({ port: config.port, host: config.host })
       housekeeper.start()
+      engine.start()
       return address
     },
     async close() {
@@ -105,6 +125,8 @@ export async function createSluice(
       housekeeper.stop()
       await app.close() // stops accepting; in-flight requests finish, including their commits
       await pipeline.drain()
+      await engine.stop() // in-flight deliveries finish (bounded by the request timeout) and are recorded
+      await sender.close()
       await store.close()
     },
   }

@@ -118,6 +118,77 @@ export interface StoredMessage {
  *                        (`deadLettered` = true); can be replayed
  */
 export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed'
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'retrying', 'delivered', 'failed']
+
+/** One HTTP request made for a delivery, to one URL. */
+export interface DeliveryAttempt {
+  attemptedAt: number
+  url: string
+  /** Present when the endpoint answered. */
+  statusCode: number | null
+  /** Why there was no 2xx (timeout, connect, tls, ssrf, http, redirect, ...); null on success. */
+  errorKind: string | null
+  errorText: string | null
+  latencyMs: number
+  /** At most 1 KB of the response body. */
+  responseExcerpt: string | null
+}
+
+export interface Delivery {
+  id: number
+  destinationId: string
+  sourceId: string
+  messageId: string
+  type: MessageType
+  status: DeliveryStatus
+  /** True when it failed because the retry window ran out. */
+  deadLettered: boolean
+  attemptCount: number
+  /** When the next attempt is due; null once final. */
+  nextAttemptAt: number | null
+  firstAttemptAt: number | null
+  /** URLs that gave a final non-2xx answer: later attempts skip them. */
+  closedUrls: string[]
+  createdAt: number
+  updatedAt: number
+  /** Oldest first. */
+  attempts: DeliveryAttempt[]
+}
+
+/** A due delivery leased to this process, with what it needs to send. */
+export interface ClaimedDelivery {
+  id: number
+  destinationId: string
+  attemptCount: number
+  firstAttemptAt: number | null
+  closedUrls: string[]
+  /** The stored (enriched) message. */
+  payload: Record<string, unknown>
+}
+
+/** The result of one attempt of a claimed delivery: recorded atomically, and the lease released. */
+export interface DeliveryOutcome {
+  deliveryId: number
+  attempts: DeliveryAttempt[]
+  status: 'delivered' | 'retrying' | 'failed'
+  deadLettered: boolean
+  /** For `retrying`: when to try again. */
+  nextAttemptAt: number | null
+  firstAttemptAt: number
+  closedUrls: string[]
+}
+
+export interface DeliveryStats {
+  pending: number
+  retrying: number
+  delivered: number
+  /** All failed deliveries, dead-lettered ones included. */
+  failed: number
+  deadLettered: number
+  /** Over the destination's last 1,000 attempts; null when there are none. */
+  latencyP50Ms: number | null
+  latencyP95Ms: number | null
+}
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
@@ -157,6 +228,40 @@ export interface Store {
   getMessage(sourceId: string, messageId: string): Promise<StoredMessage | null>
   countMessages(sourceId?: string): Promise<number>
   countDeliveries(filter?: { destinationId?: string; status?: DeliveryStatus }): Promise<number>
+
+  // --- deliveries ---
+  /**
+   * Leases up to `limit` due deliveries of one destination (pending or retrying, next attempt due,
+   * no live lease) until `now + leaseMs`, oldest due first. A lease that runs out (its process died)
+   * makes the delivery claimable again.
+   */
+  claimDeliveries(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedDelivery[]>
+  /** Records attempts and new states in one transaction, releasing the leases. */
+  recordOutcomes(outcomes: DeliveryOutcome[]): Promise<void>
+  /** Releases leases without recording anything (shutdown before sending). */
+  releaseClaims(deliveryIds: number[]): Promise<void>
+  /** When the destination's earliest unleased pending or retrying delivery is due, or null. */
+  nextDueAt(destinationId: string, now: number): Promise<number | null>
+  /** Newest first. `before` is an id cursor for paging. */
+  listDeliveries(
+    destinationId: string,
+    filter: { status?: DeliveryStatus; limit: number; before?: number },
+  ): Promise<Delivery[]>
+  getDelivery(id: number): Promise<Delivery | null>
+  /**
+   * Schedules final deliveries (failed or delivered) to go out again at `now`, with a fresh retry
+   * window. Deliveries that are still pending or retrying are left alone. Returns how many were reset.
+   */
+  replayDeliveries(
+    filter: { ids: number[] } | { destinationId: string; status: 'failed' | 'delivered'; since?: number },
+    now: number,
+  ): Promise<number>
+  deliveryStats(destinationId: string): Promise<DeliveryStats>
 
   // --- housekeeping ---
   /**

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createSluice, type Sluice } from '../../src/app/server.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
+import type { RetrySettings } from '../../src/deliver/retry-policy.ts'
 import type { Source, Store } from '../../src/store/store.ts'
 
 export interface ApiResponse<T = any> {
@@ -29,16 +30,23 @@ export interface TestSluice {
 
 /**
  * Starts a real Sluice on a random loopback port with its own SQLite data dir (a fresh temp dir
- * unless `dataDir` is given, so a test can restart on the same files).
+ * unless `dataDir` is given, so a test can restart on the same files). Private destinations are
+ * allowed (test receivers are on loopback); `retry` overrides single retry settings.
  */
-export async function startTestSluice(overrides: Partial<Config> = {}): Promise<TestSluice> {
+export async function startTestSluice(
+  overrides: Partial<Omit<Config, 'retry'>> & { retry?: Partial<RetrySettings> } = {},
+): Promise<TestSluice> {
   const dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'sluice-test-')))
+  const defaults = loadConfig({})
   const config: Config = {
-    ...loadConfig({}),
+    ...defaults,
     port: 0,
     logLevel: 'silent',
     adminToken: 'test-admin-token',
+    // Test receivers listen on 127.0.0.1.
+    allowPrivateDestinations: true,
     ...overrides,
+    retry: { ...defaults.retry, ...overrides.retry },
     dataDir,
   }
   const sluice = await createSluice(config)

@@ -4,6 +4,11 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { newId, newSecretToken } from '../../lib/ids.ts'
 import type {
   AcceptedMessage,
+  ClaimedDelivery,
+  Delivery,
+  DeliveryAttempt,
+  DeliveryOutcome,
+  DeliveryStats,
   DeliveryStatus,
   Destination,
   DestinationPatch,
@@ -47,6 +52,41 @@ interface DestinationRow {
   settings: string
   created_at: number
   updated_at: number
+}
+
+interface ClaimRow {
+  id: number
+  message_pk: number
+  attempt_count: number
+  first_attempt_at: number | null
+  closed_urls: string | null
+}
+
+interface DeliveryRow {
+  id: number
+  destination_id: string
+  status: string
+  dead_lettered: number
+  attempt_count: number
+  next_attempt_at: number
+  first_attempt_at: number | null
+  closed_urls: string | null
+  created_at: number
+  updated_at: number
+  source_id: string
+  message_id: string
+  type: string
+}
+
+interface AttemptRow {
+  delivery_id: number
+  attempted_at: number
+  url: string
+  status_code: number | null
+  error_kind: string | null
+  error_text: string | null
+  latency_ms: number
+  response_excerpt: string | null
 }
 
 interface RoutingTarget {
@@ -415,6 +455,230 @@ export class SqliteStore implements Store {
     }
     const clause = where.length ? ` WHERE ${where.join(' AND ')}` : ''
     return (this.sql(`SELECT COUNT(*) AS n FROM deliveries${clause}`).get(...params) as { n: number }).n
+  }
+
+  // --- deliveries ---
+
+  async claimDeliveries(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedDelivery[]> {
+    if (limit <= 0) return []
+    // One statement picks and leases, so two claimers can never take the same delivery.
+    const claimed = this.sql(
+      `UPDATE deliveries SET lease_until = ?, updated_at = ?
+       WHERE id IN (
+         SELECT id FROM deliveries
+         WHERE destination_id = ? AND status IN ('pending', 'retrying') AND next_attempt_at <= ?
+           AND (lease_until IS NULL OR lease_until <= ?)
+         ORDER BY next_attempt_at LIMIT ?)
+       RETURNING id, message_pk, attempt_count, first_attempt_at, closed_urls`,
+    ).all(now + leaseMs, now, destinationId, now, now, limit) as unknown as ClaimRow[]
+    if (claimed.length === 0) return []
+    const payloads = new Map(
+      (
+        this.sql('SELECT pk, payload FROM messages WHERE pk IN (SELECT value FROM json_each(?))').all(
+          JSON.stringify(claimed.map((row) => row.message_pk)),
+        ) as { pk: number; payload: string }[]
+      ).map((row) => [row.pk, row.payload]),
+    )
+    return claimed
+      .sort((a, b) => a.id - b.id)
+      .map((row) => ({
+        id: row.id,
+        destinationId,
+        attemptCount: row.attempt_count,
+        firstAttemptAt: row.first_attempt_at,
+        closedUrls: row.closed_urls ? (JSON.parse(row.closed_urls) as string[]) : [],
+        payload: JSON.parse(payloads.get(row.message_pk) ?? '{}') as Record<string, unknown>,
+      }))
+  }
+
+  async recordOutcomes(outcomes: DeliveryOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return
+    const now = Date.now()
+    const insertAttempt = this.sql(
+      `INSERT INTO attempts (delivery_id, destination_id, attempted_at, url, status_code, error_kind, error_text, latency_ms, response_excerpt)
+       SELECT id, destination_id, ?, ?, ?, ?, ?, ?, ? FROM deliveries WHERE id = ?`,
+    )
+    const update = this.sql(
+      `UPDATE deliveries SET status = ?, dead_lettered = ?, attempt_count = attempt_count + 1,
+         next_attempt_at = ?, first_attempt_at = COALESCE(first_attempt_at, ?), closed_urls = ?,
+         lease_until = NULL, updated_at = ?
+       WHERE id = ?`,
+    )
+    this.transaction(() => {
+      for (const outcome of outcomes) {
+        for (const attempt of outcome.attempts) {
+          insertAttempt.run(
+            attempt.attemptedAt,
+            attempt.url,
+            attempt.statusCode,
+            attempt.errorKind,
+            attempt.errorText,
+            attempt.latencyMs,
+            attempt.responseExcerpt,
+            outcome.deliveryId,
+          )
+        }
+        update.run(
+          outcome.status,
+          outcome.deadLettered ? 1 : 0,
+          // A final delivery keeps its last due time; only pending/retrying rows are ever claimed.
+          outcome.nextAttemptAt ?? now,
+          outcome.firstAttemptAt,
+          outcome.closedUrls.length > 0 ? JSON.stringify(outcome.closedUrls) : null,
+          now,
+          outcome.deliveryId,
+        )
+      }
+    })
+  }
+
+  async releaseClaims(deliveryIds: number[]): Promise<void> {
+    if (deliveryIds.length === 0) return
+    this.sql('UPDATE deliveries SET lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))').run(
+      JSON.stringify(deliveryIds),
+    )
+  }
+
+  async nextDueAt(destinationId: string, now: number): Promise<number | null> {
+    const row = this.sql(
+      `SELECT next_attempt_at AS at FROM deliveries
+       WHERE destination_id = ? AND status IN ('pending', 'retrying') AND (lease_until IS NULL OR lease_until <= ?)
+       ORDER BY next_attempt_at LIMIT 1`,
+    ).get(destinationId, now) as { at: number } | undefined
+    return row?.at ?? null
+  }
+
+  async listDeliveries(
+    destinationId: string,
+    filter: { status?: DeliveryStatus; limit: number; before?: number },
+  ): Promise<Delivery[]> {
+    const where = ['d.destination_id = ?']
+    const params: SQLInputValue[] = [destinationId]
+    if (filter.status !== undefined) {
+      where.push('d.status = ?')
+      params.push(filter.status)
+    }
+    if (filter.before !== undefined) {
+      where.push('d.id < ?')
+      params.push(filter.before)
+    }
+    params.push(filter.limit)
+    const rows = this.sql(
+      `SELECT d.*, m.source_id, m.message_id, m.type FROM deliveries d JOIN messages m ON m.pk = d.message_pk
+       WHERE ${where.join(' AND ')} ORDER BY d.id DESC LIMIT ?`,
+    ).all(...params) as unknown as DeliveryRow[]
+    return this.withAttempts(rows)
+  }
+
+  async getDelivery(id: number): Promise<Delivery | null> {
+    const row = this.sql(
+      `SELECT d.*, m.source_id, m.message_id, m.type FROM deliveries d JOIN messages m ON m.pk = d.message_pk
+       WHERE d.id = ?`,
+    ).get(id) as DeliveryRow | undefined
+    return row ? (this.withAttempts([row])[0] ?? null) : null
+  }
+
+  private withAttempts(rows: DeliveryRow[]): Delivery[] {
+    if (rows.length === 0) return []
+    const attempts = this.sql(
+      'SELECT * FROM attempts WHERE delivery_id IN (SELECT value FROM json_each(?)) ORDER BY id',
+    ).all(JSON.stringify(rows.map((row) => row.id))) as unknown as AttemptRow[]
+    const byDelivery = new Map<number, DeliveryAttempt[]>()
+    for (const attempt of attempts) {
+      const list = byDelivery.get(attempt.delivery_id) ?? []
+      list.push({
+        attemptedAt: attempt.attempted_at,
+        url: attempt.url,
+        statusCode: attempt.status_code,
+        errorKind: attempt.error_kind,
+        errorText: attempt.error_text,
+        latencyMs: attempt.latency_ms,
+        responseExcerpt: attempt.response_excerpt,
+      })
+      byDelivery.set(attempt.delivery_id, list)
+    }
+    return rows.map((row) => {
+      const final = row.status === 'delivered' || row.status === 'failed'
+      return {
+        id: row.id,
+        destinationId: row.destination_id,
+        sourceId: row.source_id,
+        messageId: row.message_id,
+        type: row.type as MessageType,
+        status: row.status as DeliveryStatus,
+        deadLettered: row.dead_lettered === 1,
+        attemptCount: row.attempt_count,
+        nextAttemptAt: final ? null : row.next_attempt_at,
+        firstAttemptAt: row.first_attempt_at,
+        closedUrls: row.closed_urls ? (JSON.parse(row.closed_urls) as string[]) : [],
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+        attempts: byDelivery.get(row.id) ?? [],
+      }
+    })
+  }
+
+  async replayDeliveries(
+    filter: { ids: number[] } | { destinationId: string; status: 'failed' | 'delivered'; since?: number },
+    now: number,
+  ): Promise<number> {
+    // A fresh start: a new retry window, every URL open again. attempt_count and the attempts stay
+    // as history.
+    const reset = `UPDATE deliveries SET status = 'pending', dead_lettered = 0, next_attempt_at = ?,
+      first_attempt_at = NULL, closed_urls = NULL, lease_until = NULL, updated_at = ?`
+    if ('ids' in filter) {
+      return Number(
+        this.sql(
+          `${reset} WHERE id IN (SELECT value FROM json_each(?)) AND status IN ('failed', 'delivered')`,
+        ).run(now, now, JSON.stringify(filter.ids)).changes,
+      )
+    }
+    return Number(
+      this.sql(`${reset} WHERE destination_id = ? AND status = ? AND created_at >= ?`).run(
+        now,
+        now,
+        filter.destinationId,
+        filter.status,
+        filter.since ?? 0,
+      ).changes,
+    )
+  }
+
+  async deliveryStats(destinationId: string): Promise<DeliveryStats> {
+    const counts = this.sql(
+      `SELECT status, dead_lettered, COUNT(*) AS n FROM deliveries WHERE destination_id = ? GROUP BY status, dead_lettered`,
+    ).all(destinationId) as { status: DeliveryStatus; dead_lettered: number; n: number }[]
+    const stats: DeliveryStats = {
+      pending: 0,
+      retrying: 0,
+      delivered: 0,
+      failed: 0,
+      deadLettered: 0,
+      latencyP50Ms: null,
+      latencyP95Ms: null,
+    }
+    for (const row of counts) {
+      stats[row.status] += row.n
+      if (row.dead_lettered === 1) stats.deadLettered += row.n
+    }
+    const latencies = (
+      this.sql('SELECT latency_ms FROM attempts WHERE destination_id = ? ORDER BY id DESC LIMIT 1000').all(
+        destinationId,
+      ) as { latency_ms: number }[]
+    )
+      .map((row) => row.latency_ms)
+      .sort((a, b) => a - b)
+    if (latencies.length > 0) {
+      const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!
+      stats.latencyP50Ms = at(0.5)
+      stats.latencyP95Ms = at(0.95)
+    }
+    return stats
   }
 
   // --- housekeeping ---

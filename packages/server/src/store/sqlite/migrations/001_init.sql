@@ -59,13 +59,16 @@ CREATE TABLE deliveries (
   created_at      INTEGER NOT NULL,
   updated_at      INTEGER NOT NULL
 );
-CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status IN ('pending', 'retrying');
+-- Claims go destination by destination (so one slow endpoint's backlog never stands in front of
+-- another's), oldest due first.
+CREATE INDEX deliveries_due ON deliveries (destination_id, next_attempt_at) WHERE status IN ('pending', 'retrying');
 CREATE INDEX deliveries_by_destination_status ON deliveries (destination_id, status, id);
 CREATE INDEX deliveries_by_message ON deliveries (message_pk);
 
 CREATE TABLE attempts (
   id              INTEGER PRIMARY KEY AUTOINCREMENT,
   delivery_id     INTEGER NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
+  destination_id  TEXT NOT NULL,      -- copied from the delivery: latency figures per destination
   attempted_at    INTEGER NOT NULL,
   url             TEXT NOT NULL,
   status_code     INTEGER,
@@ -75,3 +78,4 @@ CREATE TABLE attempts (
   response_excerpt TEXT               -- at most 1 KB
 );
 CREATE INDEX attempts_by_delivery ON attempts (delivery_id);
+CREATE INDEX attempts_by_destination ON attempts (destination_id, id);

@@ -1,0 +1,248 @@
+/**
+ * The delivery engine: claims due deliveries destination by destination, sends them, and records
+ * every attempt and state change.
+ *
+ * - Isolation: each destination has its own in-flight limit and its own claims, so a slow,
+ *   black-holed or failing endpoint only ever uses its own slots; work for healthy destinations is
+ *   never queued behind it.
+ * - Latency: the ingest pipeline wakes the engine after each commit that created deliveries; timers
+ *   cover retries coming due; a slow poll is only the fallback.
+ * - Crash safety: a claim is a lease in the store. If this process dies, the lease runs out and the
+ *   delivery is claimed again. Outcomes are written as soon as a request settles (grouped into one
+ *   transaction per event-loop turn), so after `kill -9` only deliveries whose success was not yet
+ *   recorded are sent again.
+ */
+import type { Logger } from '../lib/logger.ts'
+import type { ClaimedDelivery, DeliveryOutcome, Destination, Store } from '../store/store.ts'
+import { decideOutcome, prepareRequest, sendToOpenUrls } from './attempt.ts'
+import type { AttemptResult, WebhookSender } from './http-sender.ts'
+import type { RetrySettings } from './retry-policy.ts'
+
+export interface DeliveryEngineOptions {
+  store: Store
+  logger: Logger
+  sender: WebhookSender
+  retry: RetrySettings
+  /** How long a claim holds; must outlast the request timeout. Default 30 s. */
+  leaseMs?: number
+  /** Most deliveries in flight per destination. Default 32. */
+  concurrencyPerDestination?: number
+  /** Fallback poll for config changes and due retries. Default 1 s. */
+  pollIntervalMs?: number
+}
+
+interface DestinationSlot {
+  destination: Destination
+  inFlight: number
+  claiming: boolean
+}
+
+export class DeliveryEngine {
+  private readonly store: Store
+  private readonly logger: Logger
+  private readonly sender: WebhookSender
+  private readonly retry: RetrySettings
+  private readonly leaseMs: number
+  private readonly concurrency: number
+  private readonly pollIntervalMs: number
+
+  private readonly slots = new Map<string, DestinationSlot>()
+  private destinationsLoadedAt = 0
+  private running = false
+  private pumping = false
+  private pumpAgain = false
+  private wakeScheduled = false
+  private timer: NodeJS.Timeout | undefined
+  private readonly inFlight = new Set<Promise<void>>()
+  private pendingOutcomes: DeliveryOutcome[] = []
+  private recording: Promise<void> | null = null
+
+  constructor(options: DeliveryEngineOptions) {
+    this.store = options.store
+    this.logger = options.logger
+    this.sender = options.sender
+    this.retry = options.retry
+    this.leaseMs = options.leaseMs ?? 30_000
+    this.concurrency = options.concurrencyPerDestination ?? 32
+    this.pollIntervalMs = options.pollIntervalMs ?? 1_000
+    if (this.leaseMs <= this.retry.requestTimeoutMs) {
+      throw new Error(`The delivery lease (${this.leaseMs} ms) must be longer than the request timeout.`)
+    }
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    this.wake()
+  }
+
+  /** Looks for due work soon; cheap to call often (calls in one event-loop turn coalesce). */
+  wake(): void {
+    if (!this.running || this.wakeScheduled) return
+    this.wakeScheduled = true
+    setImmediate(() => {
+      this.wakeScheduled = false
+      void this.pump()
+    })
+  }
+
+  /** Destinations were created, changed or deleted: re-read them and look for work now. */
+  configChanged(): void {
+    this.destinationsLoadedAt = 0
+    this.wake()
+  }
+
+  /** Stops claiming, lets in-flight requests finish (each is bounded by the request timeout) and records them. */
+  async stop(): Promise<void> {
+    this.running = false
+    clearTimeout(this.timer)
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
+    await this.flushOutcomes()
+  }
+
+  /** Sends a sample message to every URL of a destination, outside the delivery records. */
+  async sendTest(destination: Destination, payload: Record<string, unknown>): Promise<AttemptResult[]> {
+    return sendToOpenUrls(
+      this.sender,
+      destination.settings,
+      prepareRequest(payload, destination.settings),
+      [],
+    )
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.pumpAgain = true
+      return
+    }
+    this.pumping = true
+    try {
+      do {
+        this.pumpAgain = false
+        await this.refreshDestinations()
+        let nextDue: number | null = null
+        for (const slot of this.slots.values()) {
+          if (!this.running) return
+          const due = await this.fill(slot)
+          if (due !== null && (nextDue === null || due < nextDue)) nextDue = due
+        }
+        this.scheduleTimer(nextDue)
+      } while (this.pumpAgain && this.running)
+    } catch (error) {
+      this.logger.error({ err: error }, 'delivery engine: claiming failed; retrying shortly')
+      this.scheduleTimer(Date.now() + this.pollIntervalMs)
+    } finally {
+      this.pumping = false
+    }
+  }
+
+  /** Re-reads destinations at most once per poll interval (settings and enabled flags change rarely). */
+  private async refreshDestinations(): Promise<void> {
+    const now = Date.now()
+    if (now - this.destinationsLoadedAt < this.pollIntervalMs && this.slots.size > 0) return
+    this.destinationsLoadedAt = now
+    const enabled = (await this.store.listDestinations()).filter((d) => d.enabled)
+    const ids = new Set(enabled.map((d) => d.id))
+    for (const id of this.slots.keys()) if (!ids.has(id)) this.slots.delete(id)
+    for (const destination of enabled) {
+      const slot = this.slots.get(destination.id)
+      if (slot) slot.destination = destination
+      else this.slots.set(destination.id, { destination, inFlight: 0, claiming: false })
+    }
+  }
+
+  /** Claims work for one destination up to its free slots; returns when its next retry is due, if idle. */
+  private async fill(slot: DestinationSlot): Promise<number | null> {
+    const free = this.concurrency - slot.inFlight
+    // Claim in groups rather than one by one as each request finishes: fewer store round trips.
+    if (slot.claiming || free <= 0 || (slot.inFlight > 0 && free < Math.ceil(this.concurrency / 4)))
+      return null
+    slot.claiming = true
+    try {
+      const now = Date.now()
+      const claimed = await this.store.claimDeliveries(slot.destination.id, free, now, this.leaseMs)
+      for (const delivery of claimed) this.track(this.deliver(slot, delivery))
+      if (claimed.length === free) this.pumpAgain = true
+      return claimed.length === 0 && slot.inFlight === 0
+        ? this.store.nextDueAt(slot.destination.id, now)
+        : null
+    } finally {
+      slot.claiming = false
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work)
+    void work.finally(() => this.inFlight.delete(work))
+  }
+
+  private async deliver(slot: DestinationSlot, delivery: ClaimedDelivery): Promise<void> {
+    slot.inFlight++
+    const { destination } = slot
+    try {
+      const request = prepareRequest(delivery.payload, destination.settings)
+      const results = await sendToOpenUrls(this.sender, destination.settings, request, delivery.closedUrls)
+      this.recordOutcome(decideOutcome(delivery, destination.settings, results, Date.now(), this.retry))
+    } catch (error) {
+      // A message that cannot be shaped will never succeed: fail it visibly rather than retry forever.
+      const now = Date.now()
+      this.logger.error({ err: error, deliveryId: delivery.id }, 'delivery could not be prepared')
+      this.recordOutcome({
+        deliveryId: delivery.id,
+        attempts: [
+          {
+            attemptedAt: now,
+            url: destination.settings.webhooks[0]?.url ?? '',
+            statusCode: null,
+            errorKind: 'invalid_message',
+            errorText: `Sluice could not build the request: ${(error as Error).message}`,
+            latencyMs: 0,
+            responseExcerpt: null,
+          },
+        ],
+        status: 'failed',
+        deadLettered: false,
+        nextAttemptAt: null,
+        firstAttemptAt: delivery.firstAttemptAt ?? now,
+        closedUrls: delivery.closedUrls,
+      })
+    } finally {
+      slot.inFlight--
+      this.wake()
+    }
+  }
+
+  /** Outcomes settled in one event-loop turn are committed together. */
+  private recordOutcome(outcome: DeliveryOutcome): void {
+    this.pendingOutcomes.push(outcome)
+    if (!this.recording) this.recording = this.flushSoon()
+  }
+
+  private async flushSoon(): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve))
+    await this.flushOutcomes()
+  }
+
+  private async flushOutcomes(): Promise<void> {
+    while (this.pendingOutcomes.length > 0) {
+      const outcomes = this.pendingOutcomes
+      this.pendingOutcomes = []
+      try {
+        await this.store.recordOutcomes(outcomes)
+      } catch (error) {
+        // The leases run out and these deliveries are attempted again: at-least-once holds.
+        this.logger.error({ err: error, count: outcomes.length }, 'recording delivery outcomes failed')
+      }
+    }
+    this.recording = null
+  }
+
+  private scheduleTimer(nextDue: number | null): void {
+    if (!this.running) return
+    clearTimeout(this.timer)
+    const now = Date.now()
+    const at = Math.min(nextDue ?? Number.POSITIVE_INFINITY, now + this.pollIntervalMs)
+    this.timer = setTimeout(() => void this.pump(), Math.max(5, at - now))
+    this.timer.unref()
+  }
+}
