@@ -1,0 +1,173 @@
+// npm run bench:deliver [-- --quick]
+// 1. Delivery rate: webhook POSTs/s from a backlog to a no-op receiver, against raw undici POSTs of
+//    the same body to the same receiver (same connections), measured in the same run.
+// 2. Latency: ack (Tracking API 200) to receipt at the receiver, at 1,000 events/s.
+
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { machine, runJson, startProcess, stop } from './lib/processes.ts'
+
+const quick = process.argv.includes('--quick')
+const backlog = quick ? 5_000 : 100_000
+const concurrency = 32
+const latencySeconds = quick ? 2 : 10
+const eventsPerSecond = 1_000
+const root = join(import.meta.dirname, '..')
+
+interface Rate {
+  count: number
+  seconds: number
+  perSecond: number
+  peakRssMb?: number
+}
+
+async function measureRates(): Promise<{ raw: Rate; sluice: Rate }> {
+  const { child, match } = await startProcess([join(import.meta.dirname, 'lib/noop-server.ts')], /^(\d+)$/m)
+  try {
+    const url = `http://127.0.0.1:${match[1]}/hook`
+    await runJson<Rate>([join(import.meta.dirname, 'lib/raw-post.ts'), url, '2000', String(concurrency)]) // warm-up
+    const raw = await runJson<Rate>([
+      join(import.meta.dirname, 'lib/raw-post.ts'),
+      url,
+      String(backlog),
+      String(concurrency),
+    ])
+    const sluice = await runJson<Rate>([
+      join(import.meta.dirname, 'lib/drain-backlog.ts'),
+      url,
+      String(backlog),
+      String(concurrency),
+    ])
+    return { raw, sluice }
+  } finally {
+    await stop(child)
+  }
+}
+
+async function measureLatency(): Promise<{ p50: number; p99: number; max: number; count: number }> {
+  const received = new Map<string, number>()
+  const receiver = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const at = performance.timeOrigin + performance.now()
+      response.end('ok')
+      received.set((JSON.parse(Buffer.concat(chunks).toString()) as { messageId: string }).messageId, at)
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  const port = (receiver.address() as { port: number }).port
+  const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-latency-'))
+  const { child, match } = await startProcess(
+    [join(root, 'packages/server/src/cli.ts'), 'start'],
+    /listening on (http:\/\/\S+)[\s\S]*curl -u '([^:]+):/,
+    {
+      SLUICE_DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      SLUICE_ADMIN_TOKEN: 'bench',
+      SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    },
+  )
+  const base = match[1]!
+  const writeKey = match[2]!
+  const acked = new Map<string, number>()
+  try {
+    const sources = (await (
+      await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench' } })
+    ).json()) as {
+      sources: { id: string }[]
+    }
+    const created = await fetch(`${base}/api/v1/destinations`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer bench', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'latency receiver',
+        type: 'webhooks',
+        sourceIds: [sources.sources[0]!.id],
+        settings: { webhooks: [{ url: `http://127.0.0.1:${port}/hook` }], sharedSecret: 'bench-secret' },
+      }),
+    })
+    if (created.status !== 201) throw new Error(`creating the destination failed: ${await created.text()}`)
+    // 10 events every 10 ms = 1,000 events/s, each request its own batch.
+    const authorization = `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`
+    const sends: Promise<void>[] = []
+    const started = performance.now()
+    for (let tick = 0; tick < latencySeconds * 100; tick++) {
+      const due = started + tick * 10
+      const wait = due - performance.now()
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+      const batch = Array.from({ length: 10 }, (_, i) => ({
+        type: 'track',
+        userId: 'u',
+        event: 'Latency',
+        messageId: `lat-${tick}-${i}`,
+      }))
+      sends.push(
+        fetch(`${base}/v1/batch`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: JSON.stringify({ batch }),
+        }).then(async (response) => {
+          await response.arrayBuffer()
+          const at = performance.timeOrigin + performance.now()
+          for (const message of batch) acked.set(message.messageId, at)
+        }),
+      )
+    }
+    await Promise.all(sends)
+    const deadline = Date.now() + 10_000
+    while (received.size < acked.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+  } finally {
+    await stop(child)
+    receiver.close()
+    await rm(dataDir, { recursive: true, force: true })
+  }
+  // A delivery can land before the client has read its 200; such latencies count as 0.
+  const latencies = [...acked].map(([id, at]) =>
+    Math.max(0, (received.get(id) ?? Number.POSITIVE_INFINITY) - at),
+  )
+  latencies.sort((a, b) => a - b)
+  const pick = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!
+  return { p50: pick(0.5), p99: pick(0.99), max: latencies.at(-1)!, count: latencies.length }
+}
+
+const rates = await measureRates()
+const latency = await measureLatency()
+const ratio = rates.sluice.perSecond / rates.raw.perSecond
+const result = {
+  scenario: 'deliver',
+  quick,
+  machine: machine(),
+  backlog,
+  concurrency,
+  raw: { name: 'raw undici POST, same body, same receiver', perSecond: Math.round(rates.raw.perSecond) },
+  sluice: { perSecond: Math.round(rates.sluice.perSecond), peakRssMb: rates.sluice.peakRssMb },
+  ratio: Number(ratio.toFixed(3)),
+  latency: {
+    eventsPerSecond,
+    seconds: latencySeconds,
+    p50Ms: Number(latency.p50.toFixed(1)),
+    p99Ms: Number(latency.p99.toFixed(1)),
+    maxMs: Number(latency.max.toFixed(1)),
+    events: latency.count,
+  },
+  goals: { ratio: 0.6, p50Ms: 10, p99Ms: 50 },
+}
+const table = [
+  `Delivery benchmark (${result.machine.cpus} CPU cores, ${result.machine.model}, Node ${result.machine.node}${quick ? ', quick' : ''})`,
+  '',
+  '| Figure | value | baseline | ratio | goal |',
+  '|---|---:|---:|---:|---|',
+  `| Webhook POSTs/s from a ${backlog.toLocaleString('en')} backlog (signed, recorded) | ${result.sluice.perSecond} | ${result.raw.perSecond} raw undici | ${ratio.toFixed(2)} | ≥ 0.6 ${ratio >= 0.6 ? 'pass' : 'short'} |`,
+  `| Ack → receipt p50 at ${eventsPerSecond} events/s | ${result.latency.p50Ms} ms | — | — | ≤ 10 ms ${latency.p50 <= 10 ? 'pass' : 'short'} |`,
+  `| Ack → receipt p99 at ${eventsPerSecond} events/s | ${result.latency.p99Ms} ms | — | — | ≤ 50 ms ${latency.p99 <= 50 ? 'pass' : 'short'} |`,
+].join('\n')
+console.log(table)
+await mkdir(join(import.meta.dirname, 'results'), { recursive: true })
+await writeFile(
+  join(import.meta.dirname, 'results', quick ? 'deliver.quick.json' : 'deliver.json'),
+  `${JSON.stringify(result, null, 2)}\n`,
+)

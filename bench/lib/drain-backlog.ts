@@ -1,0 +1,71 @@
+// Sluice's delivery rate from a backlog: stores N messages routed to one webhooks destination while
+// the engine is stopped, then starts the engine and times until every delivery is recorded as
+// delivered. Prints JSON on stdout.
+//   node bench/lib/drain-backlog.ts <receiverUrl> <count> <concurrency>
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createSluice } from '../../packages/server/src/app/server.ts'
+import { loadConfig } from '../../packages/server/src/config.ts'
+import type { AcceptedMessage } from '../../packages/server/src/store/store.ts'
+
+const [url = '', countArg = '10000', concurrencyArg = '32'] = process.argv.slice(2)
+const count = Number(countArg)
+const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-drain-'))
+const sluice = await createSluice({
+  ...loadConfig({}),
+  dataDir,
+  port: 0,
+  logLevel: 'warn',
+  allowPrivateDestinations: true,
+  deliveryConcurrency: Number(concurrencyArg),
+})
+const { store, engine } = sluice
+const source = await store.createSource({ name: 'bench', enabled: true })
+const destination = await store.createDestination({
+  name: 'no-op receiver',
+  type: 'webhooks',
+  enabled: true,
+  sourceIds: [source.id],
+  settings: { webhooks: [{ url, headers: {} }], sharedSecret: 'bench-secret' },
+})
+const now = Date.now()
+for (let offset = 0; offset < count; offset += 1_000) {
+  const messages: AcceptedMessage[] = []
+  for (let i = offset; i < Math.min(count, offset + 1_000); i++) {
+    const messageId = `drain-${i}`
+    messages.push({
+      sourceId: source.id,
+      messageId,
+      type: 'track',
+      receivedAt: now,
+      routeTo: ['webhooks'],
+      payload: {
+        type: 'track',
+        messageId,
+        userId: 'bench-user',
+        event: 'Order Completed',
+        properties: { total: 12.5, currency: 'EUR', items: 3 },
+        context: { library: { name: 'bench' }, ip: '127.0.0.1' },
+        timestamp: new Date(now).toISOString(),
+        receivedAt: new Date(now).toISOString(),
+      },
+    })
+  }
+  await store.ingest(messages, 86_400_000)
+}
+const rss = process.memoryUsage().rss
+const started = performance.now()
+engine.start()
+let delivered = 0
+while (delivered < count) {
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  delivered = await store.countDeliveries({ destinationId: destination.id, status: 'delivered' })
+}
+const seconds = (performance.now() - started) / 1000
+const peakRss = Math.max(rss, process.memoryUsage().rss)
+await sluice.close()
+await rm(dataDir, { recursive: true, force: true })
+process.stdout.write(
+  `${JSON.stringify({ count, seconds, perSecond: count / seconds, peakRssMb: Math.round(peakRss / 1e6) })}\n`,
+)
