@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
+import { runDemo } from './app/demo.ts'
 import { createSluice, type Sluice } from './app/server.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createLogger } from './lib/logger.ts'
@@ -12,6 +13,9 @@ Commands:
   start                  Start the Sluice server (Tracking API + management API)
   sources create NAME    Create a source and print its write key
   sources list           List sources with their write keys
+  demo [--url URL --admin-token T]
+                         Send one call of every type to a local receiver through Sluice and show
+                         what arrived, signatures verified (in-process Sluice unless --url is given)
 
 Configuration comes from environment variables; see the README's configuration table.`
 
@@ -19,12 +23,25 @@ async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } },
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' },
+      url: { type: 'string' },
+      'admin-token': { type: 'string' },
+    },
   })
   const [command, sub, ...rest] = positionals
   if (values.help || !command) {
     console.log(USAGE)
     return command || values.help ? 0 : 1
+  }
+  if (command === 'demo') {
+    // Against a running Sluice with --url, or an in-process one on a temp dir (the environment is not read).
+    const adminToken = values['admin-token'] ?? process.env.SLUICE_ADMIN_TOKEN
+    const result = await runDemo(
+      values.url ? { baseUrl: values.url, ...(adminToken ? { adminToken } : {}) } : {},
+    )
+    return result.ok ? 0 : 1
   }
   const config = loadConfig()
   if (command === 'start') return start(config)

@@ -4,7 +4,8 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { validateWebhooksSettings } from '../deliver/webhook-settings.ts'
 import { HttpError, ValidationError } from '../lib/errors.ts'
-import type { DestinationPatch, Store } from '../store/store.ts'
+import type { DeliveryStats, Destination, DestinationPatch, Store } from '../store/store.ts'
+import type { DeliveryControl } from './deliveries.ts'
 import {
   type CreateDestinationBody,
   createDestinationSchema,
@@ -15,13 +16,23 @@ import {
   updateDestinationSchema,
 } from './schemas.ts'
 import { cleanName } from './validation.ts'
-import { destinationView } from './views.ts'
+import { type DestinationView, destinationView } from './views.ts'
 
 interface IdParams {
   id: string
 }
 
-function destinationNotFound(id: string): HttpError {
+const NO_DELIVERIES_YET: DeliveryStats = {
+  pending: 0,
+  retrying: 0,
+  delivered: 0,
+  failed: 0,
+  deadLettered: 0,
+  latencyP50Ms: null,
+  latencyP95Ms: null,
+}
+
+export function destinationNotFound(id: string): HttpError {
   return new HttpError(
     404,
     'destination_not_found',
@@ -41,7 +52,14 @@ async function requireSources(store: Store, sourceIds: string[]): Promise<void> 
   }
 }
 
-export const destinationRoutes: FastifyPluginAsync<{ store: Store }> = async (app, { store }) => {
+/** Destination changes take effect in the delivery engine at once, not on its next poll. */
+export const destinationRoutes: FastifyPluginAsync<{
+  store: Store
+  engine: Pick<DeliveryControl, 'configChanged'>
+}> = async (app, { store, engine }) => {
+  const withStats = async (destination: Destination): Promise<DestinationView> =>
+    destinationView(destination, await store.deliveryStats(destination.id))
+
   app.post<{ Body: CreateDestinationBody }>(
     '/destinations',
     { schema: createDestinationSchema },
@@ -57,20 +75,21 @@ export const destinationRoutes: FastifyPluginAsync<{ store: Store }> = async (ap
         sourceIds,
         settings: validSettings,
       })
+      engine.configChanged()
       reply.header('location', `${app.prefix}/destinations/${destination.id}`)
-      return reply.code(201).send(destinationView(destination))
+      return reply.code(201).send(destinationView(destination, NO_DELIVERIES_YET))
     },
   )
 
   app.get('/destinations', { schema: listDestinationsSchema }, async () => {
     const destinations = await store.listDestinations()
-    return { destinations: destinations.map(destinationView) }
+    return { destinations: await Promise.all(destinations.map(withStats)) }
   })
 
   app.get<{ Params: IdParams }>('/destinations/:id', { schema: getDestinationSchema }, async (request) => {
     const destination = await store.getDestination(request.params.id)
     if (!destination) throw destinationNotFound(request.params.id)
-    return destinationView(destination)
+    return withStats(destination)
   })
 
   app.patch<{ Params: IdParams; Body: UpdateDestinationBody }>(
@@ -90,7 +109,8 @@ export const destinationRoutes: FastifyPluginAsync<{ store: Store }> = async (ap
       }
       const updated = await store.updateDestination(request.params.id, patch)
       if (!updated) throw destinationNotFound(request.params.id)
-      return destinationView(updated)
+      engine.configChanged()
+      return withStats(updated)
     },
   )
 
@@ -99,6 +119,7 @@ export const destinationRoutes: FastifyPluginAsync<{ store: Store }> = async (ap
     { schema: deleteDestinationSchema },
     async (request, reply) => {
       if (!(await store.deleteDestination(request.params.id))) throw destinationNotFound(request.params.id)
+      engine.configChanged()
       return reply.code(204).send()
     },
   )

@@ -23,6 +23,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       tags: [
         { name: 'Sources', description: 'Where events come from; each source has its own write key.' },
         { name: 'Destinations', description: 'Where events go: Webhooks, connected to one or more sources.' },
+        {
+          name: 'Deliveries',
+          description:
+            'What happened to each message at each destination: attempts, replays, test sends and counters.',
+        },
       ],
       components: {
         securitySchemes: {

@@ -6,6 +6,8 @@
  * ignored, and it coerces scalars (`"enabled": 0` becomes false, `"name": null` becomes "").
  * `checkBodyStrictly` runs before Ajv and refuses both with a message naming the field; Ajv then
  * checks the remaining rules (lengths, counts, enums) on values that already have the right types.
+ * `checkQueryStrictly` does the same for query parameters a route does not know (`?stauts=failed`
+ * must not silently mean "no filter").
  */
 import type { FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { HttpError, ValidationError } from '../lib/errors.ts'
@@ -25,6 +27,22 @@ interface SchemaShape {
 export async function checkBodyStrictly(request: FastifyRequest): Promise<void> {
   const schema = request.routeOptions.schema?.body
   if (schema !== undefined) checkStrictly(schema, request.body, '')
+}
+
+/** A `preValidation` hook: refuses query parameters the route's querystring schema does not declare. */
+export async function checkQueryStrictly(request: FastifyRequest): Promise<void> {
+  const schema = request.routeOptions.schema?.querystring as SchemaShape | undefined
+  if (schema?.additionalProperties !== false) return
+  const allowed = Object.keys(schema.properties ?? {})
+  for (const key of Object.keys(request.query as Record<string, unknown>)) {
+    if (!allowed.includes(key)) {
+      throw new HttpError(
+        400,
+        'validation_failed',
+        `Unknown query parameter "${key}"; allowed: ${allowed.join(', ')}. Check the spelling.`,
+      )
+    }
+  }
 }
 
 function checkStrictly(schema: unknown, value: unknown, pointer: string): void {
@@ -91,7 +109,14 @@ export function formatSchemaError(errors: FastifySchemaValidationError[], dataVa
     error.keyword === 'required'
       ? `${error.instancePath}/${String(error.params.missingProperty)}`
       : error.instancePath
-  const subject = pointer === '' ? `The request ${dataVar}` : fieldLabel(pointer)
+  const subject =
+    pointer === ''
+      ? `The request ${dataVar}`
+      : dataVar === 'querystring'
+        ? `The query parameter "${fieldLabel(pointer)}"`
+        : dataVar === 'params'
+          ? `The path parameter "${fieldLabel(pointer)}"`
+          : fieldLabel(pointer)
   const hint = dataVar === 'body' && pointer === '' ? ' Send it with "Content-Type: application/json".' : ''
   const message = `${subject} ${describeRule(error)}${hint}`
   // The field is only meaningful within the body; for the URL or headers the message says it all.
@@ -109,6 +134,10 @@ function describeRule(error: FastifySchemaValidationError): string {
       return `must be ${describeTypes(params.type)}.`
     case 'minLength':
       return params.limit === 1 ? 'must not be empty.' : `must be at least ${params.limit} characters long.`
+    case 'minimum':
+      return `must be at least ${params.limit}.`
+    case 'maximum':
+      return `must be at most ${params.limit}.`
     case 'maxLength':
       return `is too long; at most ${params.limit} characters are allowed.`
     case 'minItems':

@@ -2,7 +2,17 @@
  * How stored resources look through the management API: ISO 8601 times, and destination settings
  * without the shared secret (only whether one is set).
  */
-import type { Destination, Source, SourceStats } from '../store/store.ts'
+import type { AttemptResult } from '../deliver/http-sender.ts'
+import type {
+  Delivery,
+  DeliveryAttempt,
+  DeliveryStats,
+  DeliveryStatus,
+  Destination,
+  MessageType,
+  Source,
+  SourceStats,
+} from '../store/store.ts'
 
 export interface SourceView {
   id: string
@@ -25,6 +35,7 @@ export interface DestinationView {
   }
   createdAt: string
   updatedAt: string
+  stats: DeliveryStats
 }
 
 export function sourceView(source: Source, stats: SourceStats): SourceView {
@@ -38,7 +49,7 @@ export function sourceView(source: Source, stats: SourceStats): SourceView {
   }
 }
 
-export function destinationView(destination: Destination): DestinationView {
+export function destinationView(destination: Destination, stats: DeliveryStats): DestinationView {
   return {
     id: destination.id,
     name: destination.name,
@@ -51,5 +62,98 @@ export function destinationView(destination: Destination): DestinationView {
     },
     createdAt: new Date(destination.createdAt).toISOString(),
     updatedAt: new Date(destination.updatedAt).toISOString(),
+    stats: statsView(stats),
   }
+}
+
+export function statsView(stats: DeliveryStats): DeliveryStats {
+  return {
+    pending: stats.pending,
+    retrying: stats.retrying,
+    delivered: stats.delivered,
+    failed: stats.failed,
+    deadLettered: stats.deadLettered,
+    latencyP50Ms: stats.latencyP50Ms,
+    latencyP95Ms: stats.latencyP95Ms,
+  }
+}
+
+/** What one request to one URL brought, as the API shows it (a test send, or part of an attempt). */
+export interface AttemptResultView {
+  url: string
+  statusCode: number | null
+  errorKind: string | null
+  errorText: string | null
+  latencyMs: number
+  responseExcerpt: string | null
+}
+
+export interface AttemptView extends AttemptResultView {
+  attemptedAt: string
+}
+
+export interface DeliveryView {
+  id: number
+  destinationId: string
+  sourceId: string
+  messageId: string
+  type: MessageType
+  status: DeliveryStatus
+  deadLettered: boolean
+  attemptCount: number
+  nextAttemptAt: string | null
+  firstAttemptAt: string | null
+  createdAt: string
+  updatedAt: string
+  attempts: AttemptView[]
+}
+
+export function deliveryView(delivery: Delivery): DeliveryView {
+  return {
+    id: delivery.id,
+    destinationId: delivery.destinationId,
+    sourceId: delivery.sourceId,
+    messageId: delivery.messageId,
+    type: delivery.type,
+    status: delivery.status,
+    deadLettered: delivery.deadLettered,
+    attemptCount: delivery.attemptCount,
+    nextAttemptAt: isoOrNull(delivery.nextAttemptAt),
+    firstAttemptAt: isoOrNull(delivery.firstAttemptAt),
+    createdAt: iso(delivery.createdAt),
+    updatedAt: iso(delivery.updatedAt),
+    attempts: delivery.attempts.map(attemptView),
+  }
+}
+
+function attemptView(attempt: DeliveryAttempt): AttemptView {
+  return {
+    attemptedAt: iso(attempt.attemptedAt),
+    url: attempt.url,
+    statusCode: attempt.statusCode,
+    errorKind: attempt.errorKind,
+    errorText: attempt.errorText,
+    latencyMs: attempt.latencyMs,
+    responseExcerpt: attempt.responseExcerpt,
+  }
+}
+
+/** A test send's result: the same members as a recorded attempt, absent ones as null. */
+export function attemptResultView(result: AttemptResult): AttemptResultView {
+  return {
+    url: result.url,
+    statusCode: result.statusCode ?? null,
+    errorKind: result.errorKind ?? null,
+    errorText: result.errorText ?? null,
+    latencyMs: Math.round(result.latencyMs),
+    responseExcerpt: result.responseExcerpt === '' ? null : result.responseExcerpt,
+  }
+}
+
+function iso(epochMs: number): string {
+  return new Date(epochMs).toISOString()
+}
+
+function isoOrNull(epochMs: number | null): string | null {
+  return epochMs === null ? null : iso(epochMs)
 }

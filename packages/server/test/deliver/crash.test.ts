@@ -16,7 +16,7 @@ test('kill -9 mid-delivery, then restart: every message delivered; only unrecord
   const receiver = await startReceiver((req, res, body) => {
     const { messageId } = JSON.parse(body.toString()) as { messageId: string }
     seen.set(messageId, (seen.get(messageId) ?? 0) + 1)
-    setTimeout(() => res.writeHead(200).end('ok'), 5)
+    setTimeout(() => res.writeHead(200).end('ok'), 20) // 1,000 take >= 1.25 s at 16 in flight
     void req
   })
   const env = {
@@ -56,7 +56,7 @@ test('kill -9 mid-delivery, then restart: every message delivered; only unrecord
       const response = await send(sluice.url, '/v1/batch', { batch }, { writeKey: source.writeKey })
       assert.equal(response.status, 200)
     }
-    assert.ok(await eventually(() => seen.size >= 300, 10_000), `only ${seen.size} arrived before the kill`)
+    assert.ok(await eventually(() => seen.size >= 200, 15_000), `only ${seen.size} arrived before the kill`)
     sluice.child.kill('SIGKILL')
     assert.equal(await sluice.exited, 'SIGKILL')
     const atKill = seen.size
@@ -80,10 +80,12 @@ test('kill -9 mid-delivery, then restart: every message delivered; only unrecord
     console.log(
       `delivery crash: ${total} messages, ${atKill} arrived before the kill, ${duplicates} duplicates`,
     )
-    // At the kill at most CONCURRENCY requests were in flight; only those can have succeeded unrecorded.
+    // Only successes not yet recorded at the kill can be sent twice: at most CONCURRENCY requests in
+    // flight, plus outcomes settled within the engine's few-millisecond commit grouping (they free
+    // their slot at once, so at most another CONCURRENCY).
     assert.ok(
-      duplicates <= CONCURRENCY,
-      `${duplicates} duplicates; at most ${CONCURRENCY} were in flight at the kill`,
+      duplicates <= 2 * CONCURRENCY,
+      `${duplicates} duplicates; at most ${2 * CONCURRENCY} successes can be unrecorded at a kill`,
     )
   } finally {
     await receiver.close()

@@ -56,6 +56,15 @@ describe('destinations', () => {
         },
         createdAt: undefined,
         updatedAt: undefined,
+        stats: {
+          pending: 0,
+          retrying: 0,
+          delivered: 0,
+          failed: 0,
+          deadLettered: 0,
+          latencyP50Ms: null,
+          latencyP95Ms: null,
+        },
       },
     )
     assert.match(destination.createdAt, ISO_8601)
