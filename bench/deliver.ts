@@ -134,7 +134,10 @@ async function measureLatency(): Promise<{ p50: number; p99: number; max: number
   return { p50: pick(0.5), p99: pick(0.99), max: latencies.at(-1)!, count: latencies.length }
 }
 
-const rates = await measureRates()
+const latencyOnly = process.argv.includes('--latency-only')
+const rates = latencyOnly
+  ? { raw: { count: 0, seconds: 0, perSecond: 0 }, sluice: { count: 0, seconds: 0, perSecond: 0 } }
+  : await measureRates()
 const latency = await measureLatency()
 const ratio = rates.sluice.perSecond / rates.raw.perSecond
 const result = {
