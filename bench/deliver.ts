@@ -125,6 +125,10 @@ async function measureLatency(): Promise<{ p50: number; p99: number; max: number
     receiver.close()
     await rm(dataDir, { recursive: true, force: true })
   }
+  if (process.env.BENCH_DEBUG) {
+    const slow = [...acked].filter(([id, at]) => (received.get(id) ?? Infinity) - at > 50).map(([id]) => id)
+    console.error(`slow (>50 ms): ${slow.length}; first ticks: ${slow.slice(0, 40).join(' ')}`)
+  }
   // A delivery can land before the client has read its 200; such latencies count as 0.
   const latencies = [...acked].map(([id, at]) =>
     Math.max(0, (received.get(id) ?? Number.POSITIVE_INFINITY) - at),

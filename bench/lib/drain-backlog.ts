@@ -40,7 +40,7 @@ for (let offset = 0; offset < count; offset += 1_000) {
       type: 'track',
       receivedAt: now,
       routeTo: ['webhooks'],
-      payload: {
+      payloadJson: JSON.stringify({
         type: 'track',
         messageId,
         userId: 'bench-user',
@@ -49,7 +49,7 @@ for (let offset = 0; offset < count; offset += 1_000) {
         context: { library: { name: 'bench' }, ip: '127.0.0.1' },
         timestamp: new Date(now).toISOString(),
         receivedAt: new Date(now).toISOString(),
-      },
+      }),
     })
   }
   await store.ingest(messages, 86_400_000)

@@ -5,14 +5,11 @@ import { MAX_MESSAGE_BYTES, MAX_MESSAGE_ID_LENGTH } from './limits.ts'
  * Per-message rules (SPEC §2). A message that breaks one is rejected alone, with the first rule it
  * broke; the other messages of the request are still accepted. Returns null when the message is valid.
  */
-export function validateMessage(item: unknown, serializedBytes: number): string | null {
+export function validateMessage(item: unknown): string | null {
   if (item === null || typeof item !== 'object' || Array.isArray(item)) {
     return 'Each message must be a JSON object.'
   }
   const message = item as Record<string, unknown>
-  if (serializedBytes > MAX_MESSAGE_BYTES) {
-    return `Message is ${serializedBytes} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (32 KB). Send smaller properties or traits.`
-  }
   const type = message.type
   if (typeof type !== 'string' || !MESSAGE_TYPES.includes(type as MessageType)) {
     return `.type must be one of ${MESSAGE_TYPES.join(', ')}; got ${describe(type)}.`
@@ -69,6 +66,13 @@ export function validateMessage(item: unknown, serializedBytes: number): string 
     }
   }
   return null
+}
+
+/** The 32 KB rule, on the message as the client sent it (serialized). */
+export function messageSizeError(serializedBytes: number): string | null {
+  return serializedBytes > MAX_MESSAGE_BYTES
+    ? `Message is ${serializedBytes} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (32 KB). Send smaller properties or traits.`
+    : null
 }
 
 /** Parses an ISO 8601 date-time (or epoch milliseconds); null when it is not one. */

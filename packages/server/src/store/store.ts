@@ -89,8 +89,8 @@ export interface AcceptedMessage {
   receivedAt: number
   /** Destination types this message may go to, as decided by the router from its `integrations`. */
   routeTo: DestinationType[]
-  /** The full enriched message, as it will be shaped for delivery. */
-  payload: Record<string, unknown>
+  /** The full enriched message as JSON text (serialized once by the Tracking API, stored as is). */
+  payloadJson: string
 }
 
 export interface IngestOutcome {

@@ -76,7 +76,7 @@ describe('dedupe', () => {
       type: 'track' as const,
       receivedAt,
       routeTo: [],
-      payload: { type: 'track', messageId: 'window' },
+      payloadJson: JSON.stringify({ type: 'track', messageId: 'window' }),
     })
     const windowMs = 1_000
     assert.deepEqual((await sluice.store.ingest([message(Date.now())], windowMs)).stored, [true])

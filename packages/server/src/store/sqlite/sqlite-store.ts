@@ -428,7 +428,7 @@ export class SqliteStore implements Store {
           message.messageId,
           message.type,
           message.receivedAt,
-          JSON.stringify(message.payload),
+          message.payloadJson,
         ).lastInsertRowid
         // The routing decision is made here, once, in the same transaction as the message: a crash
         // after commit can never lose a delivery that should exist.
