@@ -10,7 +10,8 @@ import type { Store } from './store/store.ts'
 const USAGE = `Usage: sluice <command>
 
 Commands:
-  start                  Start the Sluice server (Tracking API + management API)
+  start [--role R]       Start the Sluice server. Roles: all (default), api (Tracking + management
+                         APIs), worker (deliveries only); see "Running on PostgreSQL" in the README
   sources create NAME    Create a source and print its write key
   sources list           List sources with their write keys
   demo [--url URL --admin-token T]
@@ -27,6 +28,7 @@ async function main(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
       json: { type: 'boolean' },
       url: { type: 'string' },
+      role: { type: 'string' },
       'admin-token': { type: 'string' },
     },
   })
@@ -43,7 +45,7 @@ async function main(argv: string[]): Promise<number> {
     )
     return result.ok ? 0 : 1
   }
-  const config = loadConfig()
+  const config = loadConfig(values.role ? { ...process.env, SLUICE_ROLE: values.role } : process.env)
   if (command === 'start') return start(config)
   if (command === 'sources' && (sub === 'create' || sub === 'list')) {
     const logger = createLogger('silent')
@@ -84,13 +86,18 @@ async function start(config: ReturnType<typeof loadConfig>): Promise<number> {
 
   sluice = await createSluice(config)
   const address = await sluice.listen()
+  const where = `store: ${sluice.store.kind}${sluice.store.kind === 'sqlite' ? `, data: ${config.dataDir}` : ''}`
+  if (config.role === 'worker') {
+    process.stdout.write(`\nSluice worker is delivering (${where}); health on ${address}/readyz\n`)
+    return new Promise<number>(() => {}) // runs until a signal
+  }
   const sources = await sluice.store.listSources()
   const source =
     sources.find((s) => s.enabled) ??
     (await sluice.store.createSource({ name: 'My first source', enabled: true }))
   const lines = [
     '',
-    `Sluice is listening on ${address} (store: ${sluice.store.kind}, data: ${config.dataDir})`,
+    `Sluice is listening on ${address} (${where}${config.role === 'api' ? ', role: api' : ''})`,
     sluice.adminToken.generated
       ? `Admin token (shown once; also saved in ${config.dataDir}/admin-token): ${sluice.adminToken.value}`
       : config.adminToken

@@ -4,7 +4,14 @@ import { DEFAULT_RETRY_SETTINGS, type RetrySettings } from './deliver/retry-poli
 /**
  * Every setting Sluice reads, with its default. The README's configuration table mirrors this file.
  */
+export type Role = 'api' | 'worker' | 'all'
+
 export interface Config {
+  /**
+   * `SLUICE_ROLE` or `sluice start --role`, default `all`. `api` accepts and stores (Tracking and
+   * management APIs); `worker` only delivers (and serves /healthz, /readyz); `all` does both.
+   */
+  role: Role
   /** `PORT`, default 8080. */
   port: number
   /** `HOST`, default `127.0.0.1` (set `0.0.0.0` to listen on every interface). */
@@ -76,7 +83,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `must cover the dedupe window (SLUICE_DEDUPE_WINDOW_HOURS=${dedupeWindowHours}); raise it to at least ${Math.ceil(dedupeWindowHours / 24)}`,
     )
   }
+  const role = env.SLUICE_ROLE || 'all'
+  if (role !== 'api' && role !== 'worker' && role !== 'all') {
+    throw new ConfigError('SLUICE_ROLE', `expected api, worker or all, got "${role}"`)
+  }
   return {
+    role,
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
     dataDir: resolve(env.SLUICE_DATA_DIR || './.sluice'),

@@ -100,10 +100,12 @@ export async function createSluice(
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }))
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const ok = await store.ping().catch(() => false)
-    return reply.code(ok ? 200 : 503).send({ ok, store: store.kind })
+    return reply.code(ok ? 200 : 503).send({ ok, store: store.kind, role: config.role })
   })
-  await app.register(trackingApi, { store, pipeline })
-  await app.register(managementApi, { prefix: '/api/v1', store, adminToken: adminToken.value, engine })
+  if (config.role !== 'worker') {
+    await app.register(trackingApi, { store, pipeline })
+    await app.register(managementApi, { prefix: '/api/v1', store, adminToken: adminToken.value, engine })
+  }
 
   let closed = false
   return {
@@ -115,8 +117,8 @@ export async function createSluice(
     adminToken,
     async listen() {
       const address = await app.listen({ port: config.port, host: config.host })
-      housekeeper.start()
-      engine.start()
+      if (config.role !== 'worker') housekeeper.start()
+      if (config.role !== 'api') engine.start()
       return address
     },
     async close() {

@@ -58,6 +58,7 @@ export class DeliveryEngine {
   private readonly inFlight = new Set<Promise<void>>()
   private pendingOutcomes: DeliveryOutcome[] = []
   private recording: Promise<void> | null = null
+  private unwatch: Promise<(() => Promise<void>) | undefined> | undefined
 
   constructor(options: DeliveryEngineOptions) {
     this.store = options.store
@@ -75,6 +76,15 @@ export class DeliveryEngine {
   start(): void {
     if (this.running) return
     this.running = true
+    // Other processes sharing the store (PostgreSQL) announce new work and config changes.
+    this.unwatch = this.store.watch
+      ? this.store
+          .watch((event) => (event === 'config' ? this.configChanged() : this.wake()))
+          .catch((error: unknown) => {
+            this.logger.warn({ err: error }, 'delivery engine: cannot watch the store; polling only')
+            return undefined
+          })
+      : undefined
     this.wake()
   }
 
@@ -98,6 +108,8 @@ export class DeliveryEngine {
   async stop(): Promise<void> {
     this.running = false
     clearTimeout(this.timer)
+    const unwatch = await this.unwatch
+    await unwatch?.()
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
     await this.flushOutcomes()
   }

@@ -263,6 +263,13 @@ export interface Store {
   ): Promise<number>
   deliveryStats(destinationId: string): Promise<DeliveryStats>
 
+  /**
+   * Optional, for stores shared by several processes (PostgreSQL LISTEN/NOTIFY): calls `listener`
+   * when another process created or rescheduled deliveries (`deliveries`) or changed destinations
+   * (`config`). Resolves with a function that stops listening. Single-process stores leave it out.
+   */
+  watch?(listener: (event: 'deliveries' | 'config') => void): Promise<() => Promise<void>>
+
   // --- housekeeping ---
   /**
    * Retention: deletes messages received before `olderThan` whose deliveries are all final, with
