@@ -1,6 +1,6 @@
 import type { Config } from '../config.ts'
 import type { Logger } from '../lib/logger.ts'
-import { SqliteStore } from './sqlite/sqlite-store.ts'
+import { ThreadedSqliteStore } from './sqlite/threaded-store.ts'
 import type { Store } from './store.ts'
 
 /** Opens the store the configuration names and applies its migrations. */
@@ -15,7 +15,7 @@ export async function openStore(config: Config, logger: Logger): Promise<Store> 
       `DATABASE_URL must be a postgres:// URL or unset (embedded SQLite); got "${config.databaseUrl}".`,
     )
   }
-  const store = new SqliteStore({ dataDir: config.dataDir, synchronous: config.sqliteSynchronous })
+  const store = new ThreadedSqliteStore({ dataDir: config.dataDir, synchronous: config.sqliteSynchronous })
   await store.migrate()
   logger.debug({ store: store.kind, path: store.path }, 'store ready')
   return store

@@ -245,7 +245,11 @@ describe('nextAttempt: Retry-After, the window and dead-lettering', () => {
         now = decision.at
         attempts++
       }
-      assert.equal(now, 4 * HOUR, 'the last attempt is made at the 4-hour mark')
+      // The last attempt is one whose failure (5 s later here) lands at or past the window's end.
+      assert.ok(
+        now >= 4 * HOUR - 5000 && now <= 4 * HOUR,
+        `the last attempt, at ${now} ms, ends the 4-hour window`,
+      )
       attemptCounts.push(attempts)
     }
     const mean = attemptCounts.reduce((a, b) => a + b, 0) / attemptCounts.length

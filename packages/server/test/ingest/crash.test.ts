@@ -34,7 +34,10 @@ test('kill -9 during ingest: every acknowledged message is in the store after re
       }
     }
     const senders = [0, 1, 2, 3].map(sender)
-    await new Promise((resolve) => setTimeout(resolve, 400))
+    // Kill mid-load: once a few hundred messages are acknowledged (bounded wait on a slow machine).
+    for (const end = Date.now() + 15_000; acked.length < 200 && Date.now() < end; ) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
     sluice.child.kill('SIGKILL')
     killed = true
     assert.equal(await sluice.exited, 'SIGKILL')
