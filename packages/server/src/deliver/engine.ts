@@ -36,6 +36,8 @@ const OUTCOME_GROUPING_MS = 5
 interface DestinationSlot {
   destination: Destination
   inFlight: number
+  /** Claimed (leased) and not yet sent; at most `concurrency` long. */
+  ready: ClaimedDelivery[]
   claiming: boolean
 }
 
@@ -110,6 +112,16 @@ export class DeliveryEngine {
     clearTimeout(this.timer)
     const unwatch = await this.unwatch
     await unwatch?.()
+    // Claimed but never sent: hand them back so they go out at once after a restart, not after the lease.
+    const unsent = [...this.slots.values()].flatMap((slot) =>
+      slot.ready.splice(0).map((delivery) => delivery.id),
+    )
+    await this.store.releaseClaims(unsent).catch((error: unknown) => {
+      this.logger.warn(
+        { err: error },
+        'releasing unsent claims failed; they return when their lease runs out',
+      )
+    })
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
     await this.flushOutcomes()
   }
@@ -157,31 +169,54 @@ export class DeliveryEngine {
     this.destinationsLoadedAt = now
     const enabled = (await this.store.listDestinations()).filter((d) => d.enabled)
     const ids = new Set(enabled.map((d) => d.id))
-    for (const id of this.slots.keys()) if (!ids.has(id)) this.slots.delete(id)
+    for (const [id, slot] of this.slots) {
+      if (ids.has(id)) continue
+      // Disabled or deleted: its claimed-but-unsent deliveries go back (kept for when it is enabled).
+      this.slots.delete(id)
+      const unsent = slot.ready.splice(0).map((delivery) => delivery.id)
+      if (unsent.length > 0) await this.store.releaseClaims(unsent)
+    }
     for (const destination of enabled) {
       const slot = this.slots.get(destination.id)
       if (slot) slot.destination = destination
-      else this.slots.set(destination.id, { destination, inFlight: 0, claiming: false })
+      else this.slots.set(destination.id, { destination, inFlight: 0, ready: [], claiming: false })
     }
   }
 
-  /** Claims work for one destination up to its free slots; returns when its next retry is due, if idle. */
+  /**
+   * Keeps a destination's slots busy: starts claimed work, and claims more when the destination's
+   * claimed-but-unsent buffer runs low. Up to one extra batch (`concurrency`) is claimed ahead, so a
+   * slot that frees up starts its next request at once instead of waiting for a store round trip.
+   * Returns when the destination's next retry is due, if it has nothing to do now.
+   */
   private async fill(slot: DestinationSlot): Promise<number | null> {
-    const free = this.concurrency - slot.inFlight
+    this.startReady(slot)
+    const want = 2 * this.concurrency - slot.inFlight - slot.ready.length
     // Claim in groups rather than one by one as each request finishes: fewer store round trips.
-    if (slot.claiming || free <= 0 || (slot.inFlight > 0 && free < Math.ceil(this.concurrency / 4)))
-      return null
+    if (slot.claiming || want < Math.ceil(this.concurrency / 2)) return null
     slot.claiming = true
     try {
       const now = Date.now()
-      const claimed = await this.store.claimDeliveries(slot.destination.id, free, now, this.leaseMs)
-      for (const delivery of claimed) this.track(this.deliver(slot, delivery))
-      if (claimed.length === free) this.pumpAgain = true
-      return claimed.length === 0 && slot.inFlight === 0
+      const claimed = await this.store.claimDeliveries(slot.destination.id, want, now, this.leaseMs)
+      if (!this.running) {
+        await this.store.releaseClaims(claimed.map((delivery) => delivery.id))
+        return null
+      }
+      slot.ready.push(...claimed)
+      this.startReady(slot)
+      if (claimed.length === want) this.pumpAgain = true
+      return claimed.length === 0 && slot.inFlight === 0 && slot.ready.length === 0
         ? this.store.nextDueAt(slot.destination.id, now)
         : null
     } finally {
       slot.claiming = false
+    }
+  }
+
+  /** Starts claimed deliveries while the destination has free slots. */
+  private startReady(slot: DestinationSlot): void {
+    while (this.running && slot.inFlight < this.concurrency && slot.ready.length > 0) {
+      this.track(this.deliver(slot, slot.ready.shift()!))
     }
   }
 
@@ -222,6 +257,7 @@ export class DeliveryEngine {
       })
     } finally {
       slot.inFlight--
+      this.startReady(slot)
       this.wake()
     }
   }
