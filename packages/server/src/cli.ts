@@ -88,7 +88,9 @@ async function start(config: ReturnType<typeof loadConfig>): Promise<number> {
   const address = await sluice.listen()
   const where = `store: ${sluice.store.kind}${sluice.store.kind === 'sqlite' ? `, data: ${config.dataDir}` : ''}`
   if (config.role === 'worker') {
-    process.stdout.write(`\nSluice worker is delivering (${where}); health on ${address}/readyz\n`)
+    process.stdout.write(
+      `\nSluice worker is delivering (${where}); listening on ${address} for /healthz and /readyz\n`,
+    )
     return new Promise<number>(() => {}) // runs until a signal
   }
   const sources = await sluice.store.listSources()
