@@ -2,9 +2,13 @@ import { newMessageId } from '../lib/ids.ts'
 import type { MessageType } from '../store/store.ts'
 import { parseTime } from './validate.ts'
 
+const ID_FIELDS = ['userId', 'anonymousId', 'groupId', 'previousId'] as const
+
 /** What the request around a message contributes to it. */
 export interface RequestContext {
   receivedAt: number
+  /** `receivedAt` as ISO 8601, formatted once per request. */
+  receivedAtIso: string
   /** The connection's address, for `context.ip` when the message has none. */
   ip: string
   /** Top-level `sentAt`, `context` and `integrations` of a `/v1/batch` body. */
@@ -24,7 +28,11 @@ export function enrichMessage(
   type: MessageType,
   request: RequestContext,
 ): Record<string, unknown> {
-  const { writeKey: _writeKey, ...rest } = message
+  let rest = message
+  if ('writeKey' in message) {
+    const { writeKey: _writeKey, ...withoutKey } = message
+    rest = withoutKey
+  }
   const clientTime = parseTime(message.timestamp)
   const sentAt = parseTime(message.sentAt ?? request.sentAt)
   // Clock-skew correction: the client's clock may be off, but the interval between the event and
@@ -41,8 +49,8 @@ export function enrichMessage(
     ...rest,
     type,
     messageId: typeof message.messageId === 'string' ? message.messageId : newMessageId(),
-    timestamp: new Date(timestamp).toISOString(),
-    receivedAt: new Date(request.receivedAt).toISOString(),
+    timestamp: clientTime === null ? request.receivedAtIso : new Date(timestamp).toISOString(),
+    receivedAt: request.receivedAtIso,
     context,
   }
   if (clientTime !== null) {
@@ -56,7 +64,7 @@ export function enrichMessage(
       ...(message.integrations as Record<string, unknown> | undefined),
     }
   }
-  for (const field of ['userId', 'anonymousId', 'groupId', 'previousId'] as const) {
+  for (const field of ID_FIELDS) {
     if (typeof enriched[field] === 'number') enriched[field] = String(enriched[field])
   }
   return enriched

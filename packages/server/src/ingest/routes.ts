@@ -126,8 +126,10 @@ export const trackingApi: FastifyPluginAsync<TrackingApiOptions> = async (app, {
         `The batch has ${body.batch.length} messages; the limit is ${MAX_BATCH_ITEMS}. Split it into smaller batches.`,
       )
     }
+    const receivedAt = Date.now()
     const context = {
-      receivedAt: Date.now(),
+      receivedAt,
+      receivedAtIso: new Date(receivedAt).toISOString(),
       ip: request.ip,
       sentAt: body.sentAt,
       context: plainObject(body.context),
@@ -148,7 +150,9 @@ export const trackingApi: FastifyPluginAsync<TrackingApiOptions> = async (app, {
       { schema: { tags: ['tracking'], summary: `Send one ${type} call` } },
       async (request, reply) => {
         const body = requireObject(request.body)
-        return reply.send(await accept(request, [body], { receivedAt: Date.now(), ip: request.ip }, type))
+        const receivedAt = Date.now()
+        const context = { receivedAt, receivedAtIso: new Date(receivedAt).toISOString(), ip: request.ip }
+        return reply.send(await accept(request, [body], context, type))
       },
     )
   }
