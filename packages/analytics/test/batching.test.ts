@@ -261,7 +261,9 @@ describe('batching and flush rules', () => {
 
   test('at most maxConcurrentRequests requests are in flight (default 16)', async () => {
     reset()
-    server.respond = () => ({ delay: 30 })
+    // Replies slow enough that every allowed request has started before the first one ends,
+    // even on a loaded machine: the peak then shows the limit exactly.
+    server.respond = () => ({ delay: 200 })
     server.peakInFlight = 0
     const fewer = new Analytics({
       writeKey: 'wk',
