@@ -94,9 +94,12 @@ async function start(config: ReturnType<typeof loadConfig>): Promise<number> {
     return new Promise<number>(() => {}) // runs until a signal
   }
   const sources = await sluice.store.listSources()
+  // A first source is made only on the embedded store: processes sharing PostgreSQL could race to each make one.
   const source =
     sources.find((s) => s.enabled) ??
-    (await sluice.store.createSource({ name: 'My first source', enabled: true }))
+    (sluice.store.kind === 'sqlite'
+      ? await sluice.store.createSource({ name: 'My first source', enabled: true })
+      : null)
   const lines = [
     '',
     `Sluice is listening on ${address} (${where}${config.role === 'api' ? ', role: api' : ''})`,
@@ -106,9 +109,13 @@ async function start(config: ReturnType<typeof loadConfig>): Promise<number> {
         ? 'Admin token: the value of SLUICE_ADMIN_TOKEN'
         : `Admin token: in ${config.dataDir}/admin-token`,
     '',
-    `Send a first event to source "${source.name}" (${source.id}):`,
-    `  curl -u '${source.writeKey}:' -H 'content-type: application/json' \\`,
-    `    -d '{"userId":"user-1","event":"Hello Sluice","properties":{"first":true}}' ${address}/v1/track`,
+    ...(source
+      ? [
+          `Send a first event to source "${source.name}" (${source.id}):`,
+          `  curl -u '${source.writeKey}:' -H 'content-type: application/json' \\`,
+          `    -d '{"userId":"user-1","event":"Hello Sluice","properties":{"first":true}}' ${address}/v1/track`,
+        ]
+      : ['No source yet: create one with `sluice sources create NAME` and send events with its write key.']),
     '',
     `API reference: ${address}/api/openapi.json`,
     '',

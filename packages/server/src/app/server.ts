@@ -1,5 +1,5 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import type { Config } from '../config.ts'
+import { type Config, ConfigError } from '../config.ts'
 import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
 import { IngestPipeline } from '../ingest/pipeline.ts'
@@ -32,6 +32,14 @@ export async function createSluice(
   config: Config,
   logger: Logger = createLogger(config.logLevel),
 ): Promise<Sluice> {
+  if (config.databaseUrl && !config.adminToken && config.role !== 'worker') {
+    // Each process would otherwise generate its own token in its own data dir, and the management
+    // API would answer to a different token depending on which process a request reached.
+    throw new ConfigError(
+      'SLUICE_ADMIN_TOKEN',
+      'must be set when DATABASE_URL names a shared database, so every Sluice process accepts the same admin token',
+    )
+  }
   const store = await openStore(config, logger)
   const adminToken = await resolveAdminToken(config)
   const sender = new WebhookSender({

@@ -1,14 +1,27 @@
 import type { Config } from '../config.ts'
 import type { Logger } from '../lib/logger.ts'
+import { PostgresStore } from './postgres/postgres-store.ts'
 import { ThreadedSqliteStore } from './sqlite/threaded-store.ts'
 import type { Store } from './store.ts'
 
 /** Opens the store the configuration names and applies its migrations. */
 export async function openStore(config: Config, logger: Logger): Promise<Store> {
   if (config.databaseUrl && /^postgres(ql)?:\/\//.test(config.databaseUrl)) {
-    throw new Error(
-      'DATABASE_URL names PostgreSQL, which this version of Sluice does not support yet. Unset DATABASE_URL to use the embedded SQLite store.',
-    )
+    const store = new PostgresStore({
+      connectionString: config.databaseUrl,
+      poolSize: config.postgresPoolSize,
+      statementTimeoutMs: config.postgresStatementTimeoutMs,
+      dedupeWindowMs: config.dedupeWindowHours * 3_600_000,
+      logger,
+    })
+    try {
+      await store.migrate() // under an advisory lock: safe when several processes start together
+    } catch (error) {
+      await store.close().catch(() => {})
+      throw error
+    }
+    logger.debug({ store: store.kind }, 'store ready')
+    return store
   }
   if (config.databaseUrl) {
     throw new Error(

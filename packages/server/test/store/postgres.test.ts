@@ -1,0 +1,26 @@
+// The store contract against the PostgreSQL store, on a fresh schema per test in the real PostgreSQL
+// (see pg.ts). PostgreSQL-only behaviour is tested in postgres-only.test.ts.
+import type { PostgresStore } from '../../src/store/postgres/postgres-store.ts'
+import { storeContract } from './contract.ts'
+import { freshSchema, openPgStore } from './pg.ts'
+
+storeContract({
+  name: 'postgres',
+  async open() {
+    const { schema, drop } = await freshSchema()
+    const handles: PostgresStore[] = []
+    const openOne = async () => {
+      const store = await openPgStore(schema)
+      handles.push(store)
+      return store
+    }
+    return {
+      store: await openOne(),
+      second: openOne,
+      async cleanup() {
+        for (const store of handles) await store.close()
+        await drop()
+      },
+    }
+  },
+})
