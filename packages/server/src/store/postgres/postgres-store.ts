@@ -17,20 +17,29 @@
  *   the client retries — never a 200 for an unknown outcome. A retry of a message that did commit is
  *   dropped by the dedupe rule.
  */
+
 import { createHash, randomInt } from 'node:crypto'
 import pg, { type Pool, type PoolClient, type QueryResultRow } from 'pg'
 import { newId, newSecretToken } from '../../lib/ids.ts'
+import {
+  type AttemptRow,
+  type DeliveryRow,
+  type DestinationRow,
+  parseUrls,
+  type SourceRow,
+  toDeliveries,
+  toDestination,
+  toSource,
+} from '../rows.ts'
 import type {
   AcceptedMessage,
   ClaimedDelivery,
   Delivery,
-  DeliveryAttempt,
   DeliveryOutcome,
   DeliveryStats,
   DeliveryStatus,
   Destination,
   DestinationPatch,
-  DestinationType,
   IngestOutcome,
   MessageType,
   NewDestination,
@@ -40,7 +49,6 @@ import type {
   SourceStats,
   Store,
   StoredMessage,
-  WebhooksSettings,
 } from '../store.ts'
 import {
   clientConfig,
@@ -69,76 +77,6 @@ const WRITE_KEY_CACHE_MS = 2_000
 const WRITE_KEY_CACHE_SIZE = 10_000
 /** Attempts of a statement PostgreSQL rolled back for a deadlock or serialization failure. */
 const MAX_TRIES = 3
-
-interface SourceRow {
-  id: string
-  name: string
-  write_key: string
-  enabled: boolean
-  created_at: number
-}
-
-interface DestinationRow {
-  id: string
-  name: string
-  type: string
-  enabled: boolean
-  settings: string
-  created_at: number
-  updated_at: number
-}
-
-interface DeliveryRow {
-  id: number
-  destination_id: string
-  status: string
-  dead_lettered: boolean
-  attempt_count: number
-  next_attempt_at: number
-  first_attempt_at: number | null
-  closed_urls: string | null
-  created_at: number
-  updated_at: number
-  source_id: string
-  message_id: string
-  type: string
-}
-
-interface AttemptRow {
-  delivery_id: number
-  attempted_at: number
-  url: string
-  status_code: number | null
-  error_kind: string | null
-  error_text: string | null
-  latency_ms: number
-  response_excerpt: string | null
-}
-
-function toSource(row: SourceRow): Source {
-  return {
-    id: row.id,
-    name: row.name,
-    writeKey: row.write_key,
-    enabled: row.enabled,
-    createdAt: row.created_at,
-  }
-}
-
-function toDestination(row: DestinationRow, sourceIds: string[]): Destination {
-  return {
-    id: row.id,
-    name: row.name,
-    type: row.type as DestinationType,
-    enabled: row.enabled,
-    sourceIds,
-    settings: JSON.parse(row.settings) as WebhooksSettings,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }
-}
-
-const parseUrls = (text: string | null): string[] => (text ? (JSON.parse(text) as string[]) : [])
 
 const PAYLOAD_SEPARATOR = '\u0001'
 
@@ -875,39 +813,7 @@ export class PostgresStore implements Store {
       'SELECT * FROM attempts WHERE delivery_id = ANY($1::bigint[]) ORDER BY id',
       [rows.map((row) => row.id)],
     )
-    const byDelivery = new Map<number, DeliveryAttempt[]>()
-    for (const attempt of attempts) {
-      const list = byDelivery.get(attempt.delivery_id) ?? []
-      list.push({
-        attemptedAt: attempt.attempted_at,
-        url: attempt.url,
-        statusCode: attempt.status_code,
-        errorKind: attempt.error_kind,
-        errorText: attempt.error_text,
-        latencyMs: attempt.latency_ms,
-        responseExcerpt: attempt.response_excerpt,
-      })
-      byDelivery.set(attempt.delivery_id, list)
-    }
-    return rows.map((row) => {
-      const final = row.status === 'delivered' || row.status === 'failed'
-      return {
-        id: row.id,
-        destinationId: row.destination_id,
-        sourceId: row.source_id,
-        messageId: row.message_id,
-        type: row.type as MessageType,
-        status: row.status as DeliveryStatus,
-        deadLettered: row.dead_lettered,
-        attemptCount: row.attempt_count,
-        nextAttemptAt: final ? null : row.next_attempt_at,
-        firstAttemptAt: row.first_attempt_at,
-        closedUrls: parseUrls(row.closed_urls),
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-        attempts: byDelivery.get(row.id) ?? [],
-      }
-    })
+    return toDeliveries(rows, attempts)
   }
 
   async replayDeliveries(

@@ -4,11 +4,20 @@ import { join } from 'node:path'
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite'
 import { Worker } from 'node:worker_threads'
 import { newId, newSecretToken } from '../../lib/ids.ts'
+import {
+  type AttemptRow,
+  type DeliveryRow,
+  type DestinationRow,
+  parseUrls,
+  type SourceRow,
+  toDeliveries,
+  toDestination,
+  toSource,
+} from '../rows.ts'
 import type {
   AcceptedMessage,
   ClaimedDelivery,
   Delivery,
-  DeliveryAttempt,
   DeliveryOutcome,
   DeliveryStats,
   DeliveryStatus,
@@ -24,7 +33,6 @@ import type {
   SourceStats,
   Store,
   StoredMessage,
-  WebhooksSettings,
 } from '../store.ts'
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations')
@@ -40,57 +48,12 @@ export interface SqliteStoreOptions {
   synchronous: 'FULL' | 'NORMAL'
 }
 
-interface SourceRow {
-  id: string
-  name: string
-  write_key: string
-  enabled: number
-  created_at: number
-}
-
-interface DestinationRow {
-  id: string
-  name: string
-  type: string
-  enabled: number
-  settings: string
-  created_at: number
-  updated_at: number
-}
-
 interface ClaimRow {
   id: number
   message_pk: number
   attempt_count: number
   first_attempt_at: number | null
   closed_urls: string | null
-}
-
-interface DeliveryRow {
-  id: number
-  destination_id: string
-  status: string
-  dead_lettered: number
-  attempt_count: number
-  next_attempt_at: number
-  first_attempt_at: number | null
-  closed_urls: string | null
-  created_at: number
-  updated_at: number
-  source_id: string
-  message_id: string
-  type: string
-}
-
-interface AttemptRow {
-  delivery_id: number
-  attempted_at: number
-  url: string
-  status_code: number | null
-  error_kind: string | null
-  error_text: string | null
-  latency_ms: number
-  response_excerpt: string | null
 }
 
 interface RoutingTarget {
@@ -105,16 +68,6 @@ interface MessageRow {
   type: string
   received_at: number
   payload: string
-}
-
-function toSource(row: SourceRow): Source {
-  return {
-    id: row.id,
-    name: row.name,
-    writeKey: row.write_key,
-    enabled: row.enabled === 1,
-    createdAt: row.created_at,
-  }
 }
 
 /**
@@ -317,16 +270,7 @@ export class SqliteStore implements Store {
   }
 
   private toDestination(row: DestinationRow, connections: Map<string, string[]>): Destination {
-    return {
-      id: row.id,
-      name: row.name,
-      type: row.type as DestinationType,
-      enabled: row.enabled === 1,
-      sourceIds: connections.get(row.id) ?? [],
-      settings: JSON.parse(row.settings) as WebhooksSettings,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    }
+    return toDestination(row, connections.get(row.id) ?? [])
   }
 
   private replaceConnections(destinationId: string, sourceIds: string[]): void {
@@ -529,7 +473,7 @@ export class SqliteStore implements Store {
         destinationId,
         attemptCount: row.attempt_count,
         firstAttemptAt: row.first_attempt_at,
-        closedUrls: row.closed_urls ? (JSON.parse(row.closed_urls) as string[]) : [],
+        closedUrls: parseUrls(row.closed_urls),
         payload: JSON.parse(payloads.get(row.message_pk) ?? '{}') as Record<string, unknown>,
       }))
   }
@@ -626,39 +570,7 @@ export class SqliteStore implements Store {
     const attempts = this.sql(
       'SELECT * FROM attempts WHERE delivery_id IN (SELECT value FROM json_each(?)) ORDER BY id',
     ).all(JSON.stringify(rows.map((row) => row.id))) as unknown as AttemptRow[]
-    const byDelivery = new Map<number, DeliveryAttempt[]>()
-    for (const attempt of attempts) {
-      const list = byDelivery.get(attempt.delivery_id) ?? []
-      list.push({
-        attemptedAt: attempt.attempted_at,
-        url: attempt.url,
-        statusCode: attempt.status_code,
-        errorKind: attempt.error_kind,
-        errorText: attempt.error_text,
-        latencyMs: attempt.latency_ms,
-        responseExcerpt: attempt.response_excerpt,
-      })
-      byDelivery.set(attempt.delivery_id, list)
-    }
-    return rows.map((row) => {
-      const final = row.status === 'delivered' || row.status === 'failed'
-      return {
-        id: row.id,
-        destinationId: row.destination_id,
-        sourceId: row.source_id,
-        messageId: row.message_id,
-        type: row.type as MessageType,
-        status: row.status as DeliveryStatus,
-        deadLettered: row.dead_lettered === 1,
-        attemptCount: row.attempt_count,
-        nextAttemptAt: final ? null : row.next_attempt_at,
-        firstAttemptAt: row.first_attempt_at,
-        closedUrls: row.closed_urls ? (JSON.parse(row.closed_urls) as string[]) : [],
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-        attempts: byDelivery.get(row.id) ?? [],
-      }
-    })
+    return toDeliveries(rows, attempts)
   }
 
   async replayDeliveries(
