@@ -1,4 +1,5 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import { STATUS_CODES } from 'node:http'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 import { type Config, ConfigError } from '../config.ts'
 import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
@@ -67,6 +68,38 @@ export async function createSluice(
     bodyLimit: 1024 * 1024,
     forceCloseConnections: false,
     return503OnClosing: true,
+    // Errors raised before routing answer in the same documented JSON shape as every other error.
+    frameworkErrors: (error, _request, reply) => {
+      const message =
+        error.code === 'FST_ERR_BAD_URL'
+          ? `The URL is not valid: ${error.message}. Percent-encode it as UTF-8.`
+          : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? 'A path parameter is longer than 100 characters; Sluice ids are much shorter.'
+            : error.message
+      void (reply as FastifyReply)
+        .code(error.statusCode ?? 400)
+        .send(errorBody(error.code.toLowerCase(), message))
+    },
+    clientErrorHandler: (error, socket) => {
+      // Not even a parseable HTTP request: answer by hand and close.
+      const tooLarge = (error as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW'
+      const status = tooLarge ? 431 : 400
+      const body = JSON.stringify(
+        tooLarge
+          ? errorBody(
+              'headers_too_large',
+              'The request headers are larger than 16 KB; send fewer or shorter headers.',
+            )
+          : errorBody(
+              'bad_http',
+              'The request is not valid HTTP/1.1 (request line, Content-Length or chunked encoding).',
+            ),
+      )
+      if (!socket.writable) return socket.destroy()
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      )
+    },
   })
 
   app.setErrorHandler((error, request, reply) => {

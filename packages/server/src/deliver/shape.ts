@@ -189,20 +189,24 @@ function nameAndCategory(payload: JsonObject): { name?: string; category?: strin
   return { ...(name === undefined ? {} : { name }), ...(category === undefined ? {} : { category }) }
 }
 
-/** path/referrer/title/url first (the call's string value, else `context.page`'s), then the rest. */
+/**
+ * path/referrer/title/url first (the call's string value, else `context.page`'s), then the rest.
+ * Built with Object.fromEntries, which defines own members: assigning `properties[key] = value` would
+ * turn a `"__proto__"` key sent by a client into the object's prototype and drop it from the body.
+ */
 function pageProperties(payload: JsonObject): JsonObject {
   const own = objectOrEmpty(payload.properties)
   const context = objectOrEmpty(payload.context)
   const fromContext = objectOrEmpty(context.page)
-  const properties: JsonObject = {}
+  const entries: Array<[string, unknown]> = []
   for (const field of PAGE_FIELDS) {
     const value = optionalString(own[field]) ?? optionalString(fromContext[field]) ?? own[field]
-    if (value !== undefined) properties[field] = value
+    if (value !== undefined) entries.push([field, value])
   }
   for (const [key, value] of Object.entries(own)) {
-    if (!(PAGE_FIELDS as readonly string[]).includes(key)) properties[key] = value
+    if (!(PAGE_FIELDS as readonly string[]).includes(key)) entries.push([key, value])
   }
-  return properties
+  return Object.fromEntries(entries)
 }
 
 /** The corrected `timestamp` set at ingest; `receivedAt` if it is somehow missing or unreadable. */

@@ -1,6 +1,7 @@
 import { gunzipSync, inflateSync } from 'node:zlib'
 import { HttpError } from '../lib/errors.ts'
 import { MAX_REQUEST_BYTES } from './limits.ts'
+import { MAX_NESTING_DEPTH, nestedDeeperThan } from './validate.ts'
 
 /**
  * Decodes a Tracking API body: optional gzip/deflate, the 500 KB limit measured after decompression,
@@ -39,10 +40,31 @@ export function decodeTrackingBody(raw: Buffer, contentEncoding: string | undefi
       'The request body is empty; send a JSON object describing the call.',
     )
   }
+  let parsed: unknown
   try {
-    return JSON.parse(body.toString('utf8'))
+    parsed = JSON.parse(body.toString('utf8'))
   } catch (error) {
     throw new HttpError(400, 'invalid_json', `The body is not valid JSON: ${(error as Error).message}.`)
+  }
+  refuseDeepBatchMembers(parsed)
+  return parsed
+}
+
+/**
+ * A batch's top-level `context` and `integrations` are merged into every message, one level down, so
+ * they may nest one level less than a message (`MAX_NESTING_DEPTH`). Messages themselves are checked
+ * one by one by `validateMessage`, so a too-deep message is rejected alone.
+ */
+function refuseDeepBatchMembers(body: unknown): void {
+  if (body === null || typeof body !== 'object' || !Array.isArray((body as { batch?: unknown }).batch)) return
+  for (const member of ['context', 'integrations'] as const) {
+    if (nestedDeeperThan((body as Record<string, unknown>)[member], MAX_NESTING_DEPTH - 1)) {
+      throw new HttpError(
+        400,
+        'nested_too_deep',
+        `The batch "${member}" is nested more than ${MAX_NESTING_DEPTH - 1} levels deep; it is merged into every message, which may nest at most ${MAX_NESTING_DEPTH} levels. Flatten it.`,
+      )
+    }
   }
 }
 

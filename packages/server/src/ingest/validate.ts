@@ -2,6 +2,17 @@ import { MESSAGE_TYPES, type MessageType } from '../store/store.ts'
 import { MAX_MESSAGE_BYTES, MAX_MESSAGE_ID_LENGTH } from './limits.ts'
 
 /**
+ * Deepest nesting of objects and arrays in a message (the message itself is level 1). Far beyond any
+ * real call, and far below what JSON.stringify can serialize before it runs out of stack: a message
+ * nested thousands of levels deep would otherwise fail as a 500 instead of being rejected.
+ */
+export const MAX_NESTING_DEPTH = 100
+
+/** Earliest and latest times accepted: the years 0000 to 9999, as in ISO 8601 without extensions. */
+const EARLIEST_TIME_MS = Date.parse('0000-01-01T00:00:00.000Z')
+const LATEST_TIME_MS = Date.parse('9999-12-31T23:59:59.999Z')
+
+/**
  * Per-message rules (SPEC §2). A message that breaks one is rejected alone, with the first rule it
  * broke; the other messages of the request are still accepted. Returns null when the message is valid.
  */
@@ -65,7 +76,27 @@ export function validateMessage(item: unknown): string | null {
       return `.${field} must be an ISO 8601 date-time such as "2026-01-31T12:00:00.000Z"; got ${describe(value)}.`
     }
   }
+  if (nestedDeeperThan(message, MAX_NESTING_DEPTH)) {
+    return `Message is nested more than ${MAX_NESTING_DEPTH} levels deep (objects and arrays inside each other); flatten its properties, traits or context.`
+  }
   return null
+}
+
+/**
+ * True when `value` nests objects and arrays more than `limit` levels deep (a bare object or array is
+ * 1 level). Iterative, so a value nested far deeper than the call stack allows is measured safely.
+ */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  if (value === null || typeof value !== 'object') return false
+  const stack: Array<[object, number]> = [[value, 1]]
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!
+    if (depth > limit) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1])
+    }
+  }
+  return false
 }
 
 /** The 32 KB rule, on the message as the client sent it (serialized). */
@@ -75,9 +106,15 @@ export function messageSizeError(serializedBytes: number): string | null {
     : null
 }
 
-/** Parses an ISO 8601 date-time (or epoch milliseconds); null when it is not one. */
+/**
+ * Parses an ISO 8601 date-time (or epoch milliseconds); null when it is not one. Epoch milliseconds
+ * must fall within the years 0000 to 9999 like the ISO form, so that the clock-skew correction
+ * (receivedAt - (sentAt - timestamp)) always stays a representable date.
+ */
 export function parseTime(value: unknown): number | null {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : null
+  if (typeof value === 'number') {
+    return Number.isFinite(value) && value >= EARLIEST_TIME_MS && value <= LATEST_TIME_MS ? value : null
+  }
   if (typeof value !== 'string' || value.length > 64 || !/^\d{4}-\d{2}-\d{2}/.test(value)) return null
   const ms = Date.parse(value)
   return Number.isNaN(ms) ? null : ms
