@@ -38,6 +38,8 @@ interface DestinationSlot {
   inFlight: number
   /** Claimed (leased) and not yet sent; at most `concurrency` long. */
   ready: ClaimedDelivery[]
+  /** Settled, outcome not yet committed. Capped with inFlight so a crash can re-send at most 2 × concurrency. */
+  unrecorded: number
   claiming: boolean
 }
 
@@ -58,7 +60,7 @@ export class DeliveryEngine {
   private wakeScheduled = false
   private timer: NodeJS.Timeout | undefined
   private readonly inFlight = new Set<Promise<void>>()
-  private pendingOutcomes: DeliveryOutcome[] = []
+  private pendingOutcomes: { outcome: DeliveryOutcome; slot: DestinationSlot }[] = []
   private recording: Promise<void> | null = null
   private unwatch: Promise<(() => Promise<void>) | undefined> | undefined
 
@@ -179,7 +181,14 @@ export class DeliveryEngine {
     for (const destination of enabled) {
       const slot = this.slots.get(destination.id)
       if (slot) slot.destination = destination
-      else this.slots.set(destination.id, { destination, inFlight: 0, ready: [], claiming: false })
+      else
+        this.slots.set(destination.id, {
+          destination,
+          inFlight: 0,
+          ready: [],
+          unrecorded: 0,
+          claiming: false,
+        })
     }
   }
 
@@ -215,7 +224,14 @@ export class DeliveryEngine {
 
   /** Starts claimed deliveries while the destination has free slots. */
   private startReady(slot: DestinationSlot): void {
-    while (this.running && slot.inFlight < this.concurrency && slot.ready.length > 0) {
+    // Successes not yet committed are the ones a crash would send again: in flight plus unrecorded
+    // stays below 2 × concurrency, which bounds those duplicates.
+    while (
+      this.running &&
+      slot.inFlight < this.concurrency &&
+      slot.inFlight + slot.unrecorded < 2 * this.concurrency &&
+      slot.ready.length > 0
+    ) {
       this.track(this.deliver(slot, slot.ready.shift()!))
     }
   }
@@ -231,12 +247,12 @@ export class DeliveryEngine {
     try {
       const request = prepareRequest(delivery.payload, destination.settings)
       const results = await sendToOpenUrls(this.sender, destination.settings, request, delivery.closedUrls)
-      this.recordOutcome(decideOutcome(delivery, destination.settings, results, Date.now(), this.retry))
+      this.recordOutcome(slot, decideOutcome(delivery, destination.settings, results, Date.now(), this.retry))
     } catch (error) {
       // A message that cannot be shaped will never succeed: fail it visibly rather than retry forever.
       const now = Date.now()
       this.logger.error({ err: error, deliveryId: delivery.id }, 'delivery could not be prepared')
-      this.recordOutcome({
+      this.recordOutcome(slot, {
         deliveryId: delivery.id,
         attempts: [
           {
@@ -263,8 +279,9 @@ export class DeliveryEngine {
   }
 
   /** Outcomes settled in one event-loop turn are committed together. */
-  private recordOutcome(outcome: DeliveryOutcome): void {
-    this.pendingOutcomes.push(outcome)
+  private recordOutcome(slot: DestinationSlot, outcome: DeliveryOutcome): void {
+    slot.unrecorded++
+    this.pendingOutcomes.push({ outcome, slot })
     if (!this.recording) this.recording = this.flushSoon()
   }
 
@@ -278,16 +295,19 @@ export class DeliveryEngine {
 
   private async flushOutcomes(): Promise<void> {
     while (this.pendingOutcomes.length > 0) {
-      const outcomes = this.pendingOutcomes
+      const batch = this.pendingOutcomes
       this.pendingOutcomes = []
+      const outcomes = batch.map((item) => item.outcome)
       try {
         await this.store.recordOutcomes(outcomes)
-        // Released leases and new due times: look again (retries may be due sooner than the poll).
-        if (outcomes.some((outcome) => outcome.status === 'retrying')) this.wake()
       } catch (error) {
         // The leases run out and these deliveries are attempted again: at-least-once holds.
         this.logger.error({ err: error, count: outcomes.length }, 'recording delivery outcomes failed')
       }
+      for (const { slot } of batch) slot.unrecorded--
+      for (const slot of new Set(batch.map((item) => item.slot))) this.startReady(slot)
+      // Released leases, new due times and freed slots: look again.
+      this.wake()
     }
     this.recording = null
   }
