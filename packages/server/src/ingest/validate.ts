@@ -69,6 +69,11 @@ export function validateMessage(item: unknown): string | null {
     if (message.messageId.length > MAX_MESSAGE_ID_LENGTH) {
       return `.messageId is ${message.messageId.length} characters; the limit is ${MAX_MESSAGE_ID_LENGTH}.`
     }
+    // It is a dedupe key on every store: PostgreSQL text cannot hold U+0000, and a lone surrogate has
+    // no UTF-8 form, so such an id could not be stored or compared as sent.
+    if (message.messageId.includes('\u0000') || !message.messageId.isWellFormed()) {
+      return '.messageId must be well-formed text without NUL characters (U+0000) or lone surrogates.'
+    }
   }
   for (const field of ['timestamp', 'sentAt'] as const) {
     const value = message[field]

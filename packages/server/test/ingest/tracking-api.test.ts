@@ -173,6 +173,16 @@ describe('per-message validation', () => {
       { type: 'track', userId: 'u', event: 'E', messageId: 5 },
       /\.messageId must be a non-empty string/,
     ],
+    [
+      'messageId with NUL',
+      { type: 'track', userId: 'u', event: 'E', messageId: 'a\u0000b' },
+      /without NUL characters/,
+    ],
+    [
+      'messageId with a lone surrogate',
+      { type: 'track', userId: 'u', event: 'E', messageId: 'a\ud800b' },
+      /lone surrogates/,
+    ],
   ]
 
   for (const [name, message, error] of invalid) {
