@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type CpuReport, measureCpu } from './lib/pg-cpu.ts'
-import { freshDatabase, seedBacklog, serverInfo } from './lib/pg-setup.ts'
+import { freshDatabase, seedBacklog, seedSource, serverInfo } from './lib/pg-setup.ts'
 import { machine, runJson, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
@@ -103,12 +103,14 @@ async function ingestPostgres(apiProcesses: number): Promise<Figure> {
   }
   const children = []
   try {
-    // One after the other: the first creates the source, the others find it.
+    // On a shared database `sluice start` makes no first source (processes could race to), so the
+    // benchmark makes it; every API process then prints its write key in the banner.
+    const writeKey = await seedSource(database.url)
     const targets: { url: string; writeKey: string }[] = []
     for (let i = 0; i < apiProcesses; i++) {
       const { child, match } = await startProcess([cli, 'start', '--role', 'api'], BANNER, env)
       children.push(child)
-      targets.push({ url: `${match[1]}/v1/batch`, writeKey: match[2]! })
+      targets.push({ url: `${match[1]}/v1/batch`, writeKey: match[2] ?? writeKey })
     }
     return await load(
       targets,

@@ -50,6 +50,17 @@ export async function serverInfo(): Promise<Record<string, string>> {
   })
 }
 
+/** Migrates `url` and creates one enabled source; resolves with its write key. */
+export async function seedSource(url: string): Promise<string> {
+  const store = new PostgresStore({ connectionString: url, poolSize: 1 })
+  try {
+    await store.migrate()
+    return (await store.createSource({ name: 'bench', enabled: true })).writeKey
+  } finally {
+    await store.close()
+  }
+}
+
 /**
  * Migrates `url`, creates a source and a webhooks destination (disabled, so nothing is delivered yet)
  * and stores `count` messages routed to it. Returns the ids and a store handle to watch progress.

@@ -26,6 +26,7 @@ class JsonLineChild {
       }
       const at = this.waiting.findIndex((w) => w.accept(line))
       if (at >= 0) this.waiting.splice(at, 1)[0]!.resolve(line)
+      else process.stdout.write(`${text}\n`) // a log line, say: pass it on
     })
     this.exited = new Promise<never>((_, reject) =>
       this.child.once('exit', (code, signal) =>

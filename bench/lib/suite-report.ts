@@ -80,7 +80,11 @@ const HEADER = ['Scenario', 'Figure', 'Value', 'Baseline (same run)', 'Ratio', '
 
 function machineLine(suite: SuiteResult): string {
   const m = suite.machine
-  return `${m.cpus} CPU cores (${m.model}), Node ${m.node}; load average (1 min) ${m.loadAverage1m.before} before, ${m.loadAverage1m.after} after; ${suite.seconds} s${suite.quick ? '; quick (smoke) run: figures are not meaningful' : ''}`
+  const between = suite.scenarios.flatMap((s) =>
+    s.loadAverage1m ? [s.loadAverage1m.before, s.loadAverage1m.after] : [],
+  )
+  const peak = Math.max(m.loadAverage1m.before, m.loadAverage1m.after, ...between)
+  return `${m.cpus} CPU cores (${m.model}), Node ${m.node}; load average (1 min) ${m.loadAverage1m.before} at the start, up to ${peak} between scenarios, ${m.loadAverage1m.after} at the end; ${suite.seconds} s${suite.quick ? '; quick (smoke) run: figures are not meaningful' : ''}`
 }
 
 export function renderTerminal(suite: SuiteResult): string {
@@ -106,6 +110,19 @@ export function renderTerminal(suite: SuiteResult): string {
   ].join('\n')
 }
 
+/** A table laid out as the repository's formatter (Biome) lays out Markdown tables: padded, aligned. */
+function markdownTable(header: string[], body: string[][], rightAligned: number[]): string[] {
+  const length = (cell: string) => [...cell].length
+  const widths = header.map((_, i) => Math.max(3, ...[header, ...body].map((row) => length(row[i] ?? ''))))
+  const pad = (cell: string, i: number) => {
+    const fill = ' '.repeat(widths[i]! - length(cell))
+    return rightAligned.includes(i) ? fill + cell : cell + fill
+  }
+  const line = (row: string[]) => `| ${header.map((_, i) => pad(row[i] ?? '', i)).join(' | ')} |`
+  const rule = `| ${widths.map((w, i) => (rightAligned.includes(i) ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w))).join(' | ')} |`
+  return [line(header), rule, ...body.map(line)]
+}
+
 export function renderMarkdown(suite: SuiteResult): string {
   const escapeCell = (cell: string) => cell.replaceAll('|', '\\|')
   const lines = [
@@ -116,9 +133,11 @@ export function renderMarkdown(suite: SuiteResult): string {
     'ratio is against a baseline measured in the same run, because the machine is shared and noisy.',
     'A figure short of its goal is reported here, not failed; the plan for it is below.',
     '',
-    `| ${HEADER.join(' | ')} |`,
-    `|${HEADER.map((_, i) => (i >= 2 && i <= 4 ? '---:' : '---')).join('|')}|`,
-    ...rows(suite).map((row) => `| ${row.map(escapeCell).join(' | ')} |`),
+    ...markdownTable(
+      HEADER,
+      rows(suite).map((row) => row.map(escapeCell)),
+      [2, 3, 4],
+    ),
     '',
     '## What bounds each figure',
     '',
