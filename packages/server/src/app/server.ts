@@ -9,6 +9,7 @@ import { errorBody, HttpError } from '../lib/errors.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
 import { registerOpenApi } from '../manage/openapi.ts'
 import { managementApi } from '../manage/routes.ts'
+import { isStoreUnavailable } from '../store/errors.ts'
 import { openStore } from '../store/open.ts'
 import type { Store } from '../store/store.ts'
 import { resolveAdminToken } from './admin-token.ts'
@@ -115,6 +116,18 @@ export async function createSluice(
     const status = fastifyError.statusCode ?? 500
     if (fastifyError.validation) {
       return reply.code(400).send(errorBody('validation_failed', `Invalid request: ${fastifyError.message}.`))
+    }
+    if (isStoreUnavailable(error)) {
+      request.log.warn({ err: error }, 'store unavailable: request refused with 503')
+      return reply
+        .code(503)
+        .header('retry-after', '5')
+        .send(
+          errorBody(
+            'store_unavailable',
+            `Sluice cannot reach its store (${store.kind}) right now, so nothing in this request was stored. Retry it in a few seconds; if this persists, check that the database is up and see the Sluice log.`,
+          ),
+        )
     }
     if (status >= 500) {
       request.log.error({ err: error }, 'request failed')

@@ -127,6 +127,10 @@ export interface PrivateCluster {
   url: string
   /** `pg_ctl restart -m <mode>`: `immediate` is a crash (no checkpoint, WAL recovery on start). */
   restart(mode: 'fast' | 'immediate'): Promise<void>
+  /** Stops the server (`pg_ctl stop -m fast`) and keeps its data, so `start` brings it back. */
+  pause(): Promise<void>
+  start(): Promise<void>
+  /** Stops it for good and removes its files. */
   stop(): Promise<void>
 }
 
@@ -179,6 +183,23 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
         '-t',
         '60',
         'restart',
+      ])
+    },
+    async pause() {
+      await wrap('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop'])
+    },
+    async start() {
+      await wrap('pg_ctl', [
+        '-D',
+        data,
+        '-l',
+        join(dir, 'server.log'),
+        '-o',
+        options,
+        '-w',
+        '-t',
+        '60',
+        'start',
       ])
     },
     async stop() {

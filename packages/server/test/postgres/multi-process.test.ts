@@ -26,6 +26,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 interface Batch {
   ids: string[]
   status: number
+  retryAfter?: string | null
+  body?: string
 }
 
 async function sendBatch(baseUrl: string, writeKey: string, ids: string[]): Promise<Batch> {
@@ -40,8 +42,8 @@ async function sendBatch(baseUrl: string, writeKey: string, ids: string[]): Prom
         batch: ids.map((messageId) => ({ type: 'track', userId: 'u', event: 'Multi', messageId })),
       }),
     })
-    await response.arrayBuffer()
-    return { ids, status: response.status }
+    const body = await response.text()
+    return { ids, status: response.status, retryAfter: response.headers.get('retry-after'), body }
   } catch {
     return { ids, status: 0 } // connection refused or reset: not acknowledged
   }
@@ -313,8 +315,8 @@ describe('PostgreSQL restarts during ingest', () => {
     )
     assert.ok(refused.length > 0, 'the restart interrupted some requests')
     assert.ok(afterRestart > 0, 'the API processes reconnected by themselves')
-    for (const r of refused)
-      assert.ok(r.status === 0 || r.status >= 500, `a failure is never a 2xx/4xx (${r.status})`)
+    // Refused is either a connection the restart cut (0) or 503 "store unavailable", never a 500 or a 4xx.
+    for (const r of refused) assert.ok(r.status === 0 || r.status === 503, `refused with ${r.status}`)
 
     const db = new pg.Client({ connectionString: cluster.url })
     await db.connect()
@@ -327,6 +329,44 @@ describe('PostgreSQL restarts during ingest', () => {
       assert.ok(
         await poll(() => [...stored].every((id) => receiver.seen.has(id)), 60_000),
         `${[...stored].filter((id) => !receiver.seen.has(id)).length} stored messages not delivered`,
+      )
+    } finally {
+      await db.end()
+    }
+  })
+  test('PostgreSQL down: the APIs answer 503 with Retry-After and store nothing; back up, they accept again', async () => {
+    const [api1] = children as [SluiceChild]
+    const source = JSON.parse(
+      await runCli(['sources', 'list', '--json'], { DATABASE_URL: cluster.url, SLUICE_DATA_DIR: dataDir }),
+    )[0] as { writeKey: string }
+    await cluster.pause()
+    try {
+      const refused = await sendBatch(api1.url, source.writeKey, ['down-1', 'down-2'])
+      assert.equal(refused.status, 503, refused.body)
+      assert.equal(refused.retryAfter, '5')
+      const error = (JSON.parse(refused.body!) as { error: { code: string; message: string } }).error
+      assert.equal(error.code, 'store_unavailable')
+      assert.match(error.message, /nothing in this request was stored/)
+      const management = await fetch(`${api1.url}/api/v1/sources`, {
+        headers: { authorization: `Bearer ${ADMIN}` },
+      })
+      assert.equal(management.status, 503, await management.text())
+      const ready = await fetch(`${api1.url}/readyz`)
+      assert.equal(ready.status, 503, 'readyz reports the store down')
+    } finally {
+      await cluster.start()
+    }
+    assert.ok(
+      await poll(async () => (await sendBatch(api1.url, source.writeKey, ['up-1'])).status === 200, 20_000),
+      'accepted again once PostgreSQL is back, without a restart of Sluice',
+    )
+    const db = new pg.Client({ connectionString: cluster.url })
+    await db.connect()
+    try {
+      assert.equal(
+        await scalar(db, "SELECT count(*) FROM messages WHERE message_id IN ('down-1', 'down-2')"),
+        0,
+        'nothing from the refused request was stored',
       )
     } finally {
       await db.end()

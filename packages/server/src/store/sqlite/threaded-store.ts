@@ -10,6 +10,7 @@
  */
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
+import { StoreUnavailableError } from '../errors.ts'
 import type {
   AcceptedMessage,
   ClaimedDelivery,
@@ -63,8 +64,10 @@ export class ThreadedSqliteStore implements Store {
       for (const call of this.pending.values()) call.reject(error)
       this.pending.clear()
     }
-    this.worker.on('error', (error) => fail(new Error(`The store worker failed: ${error.message}`)))
-    this.worker.on('exit', () => fail(new Error('The store is closed.')))
+    this.worker.on('error', (error) =>
+      fail(new StoreUnavailableError(`The store worker failed: ${error.message}`, { cause: error })),
+    )
+    this.worker.on('exit', () => fail(new StoreUnavailableError('The store is closed.')))
     this.worker.unref() // idle, it must not keep the process alive; pending calls ref it
   }
 
