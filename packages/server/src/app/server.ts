@@ -59,6 +59,9 @@ export async function createSluice(
   })
   const pipeline = new IngestPipeline(store, {
     dedupeWindowMs: config.dedupeWindowHours * 3_600_000,
+    // PostgreSQL commits in parallel on separate pooled connections; SQLite has a single writer.
+    maxCommitsInFlight:
+      store.kind === 'postgres' ? Math.min(4, Math.max(1, Math.floor(config.postgresPoolSize / 2))) : 1,
     onCommitted: () => engine.wake(),
   })
   const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })

@@ -12,26 +12,36 @@ interface PendingRequest {
 }
 
 /**
- * Group commit: messages from requests that arrive while a commit is being prepared or running are
+ * Group commit: messages from requests that arrive while commits are being prepared or running are
  * written together in one transaction, so one fsync serves many requests. Each request's promise
  * resolves only after the transaction holding its messages has committed — the Tracking API MUST NOT
  * answer 200 before that.
+ *
+ * `maxCommitsInFlight` commits may run at once. SQLite has one writer, so 1 there; PostgreSQL commits
+ * on separate connections in parallel, and one at a time would leave a process waiting on round trips.
  */
 export class IngestPipeline {
   private readonly store: Store
   private readonly dedupeWindowMs: number
+  private readonly maxCommitsInFlight: number
   private readonly onCommitted: (deliveriesCreated: number) => void
   private queue: PendingRequest[] = []
-  private flushing: Promise<void> | null = null
+  private readonly flushes = new Set<Promise<void>>()
   private scheduled = false
 
   /** `onCommitted` runs after each commit that created deliveries, to wake the delivery engine at once. */
   constructor(
     store: Store,
-    options: { dedupeWindowMs: number; onCommitted?: (deliveriesCreated: number) => void },
+    options: {
+      dedupeWindowMs: number
+      /** Commits running at once. Default 1. */
+      maxCommitsInFlight?: number
+      onCommitted?: (deliveriesCreated: number) => void
+    },
   ) {
     this.store = store
     this.dedupeWindowMs = options.dedupeWindowMs
+    this.maxCommitsInFlight = options.maxCommitsInFlight ?? 1
     this.onCommitted = options.onCommitted ?? (() => {})
   }
 
@@ -45,21 +55,25 @@ export class IngestPipeline {
 
   /** Resolves when everything submitted so far is committed. */
   async drain(): Promise<void> {
-    while (this.flushing || this.queue.length > 0 || this.scheduled) {
-      await (this.flushing ?? new Promise((resolve) => setImmediate(resolve)))
+    while (this.flushes.size > 0 || this.queue.length > 0 || this.scheduled) {
+      await (this.flushes.size > 0
+        ? Promise.race(this.flushes)
+        : new Promise((resolve) => setImmediate(resolve)))
     }
   }
 
   private schedule(): void {
-    if (this.scheduled || this.flushing) return
+    if (this.scheduled || this.flushes.size >= this.maxCommitsInFlight) return
     this.scheduled = true
     // setImmediate lets every request already parsed in this event-loop turn join the commit.
     setImmediate(() => {
       this.scheduled = false
-      this.flushing = this.flush().finally(() => {
-        this.flushing = null
+      if (this.queue.length === 0) return
+      const flushing: Promise<void> = this.flush().finally(() => {
+        this.flushes.delete(flushing)
         if (this.queue.length > 0) this.schedule()
       })
+      this.flushes.add(flushing)
     })
   }
 
