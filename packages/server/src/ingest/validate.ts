@@ -12,6 +12,11 @@ export const MAX_NESTING_DEPTH = 100
 const EARLIEST_TIME_MS = Date.parse('0000-01-01T00:00:00.000Z')
 const LATEST_TIME_MS = Date.parse('9999-12-31T23:59:59.999Z')
 
+const ID_FIELDS = ['userId', 'anonymousId'] as const
+const OBJECT_FIELDS = ['properties', 'traits', 'context', 'integrations'] as const
+const STRING_FIELDS = ['event', 'name', 'category'] as const
+const TIME_FIELDS = ['timestamp', 'sentAt'] as const
+
 /**
  * Per-message rules (SPEC §2). A message that breaks one is rejected alone, with the first rule it
  * broke; the other messages of the request are still accepted. Returns null when the message is valid.
@@ -28,7 +33,7 @@ export function validateMessage(item: unknown): string | null {
   if (!isId(message.userId) && !isId(message.anonymousId)) {
     return '.userId or .anonymousId is required: a non-empty string identifying the user.'
   }
-  for (const field of ['userId', 'anonymousId'] as const) {
+  for (const field of ID_FIELDS) {
     if (message[field] !== undefined && message[field] !== null && !isId(message[field])) {
       return `.${field} must be a non-empty string or a number; got ${describe(message[field])}.`
     }
@@ -50,13 +55,13 @@ export function validateMessage(item: unknown): string | null {
     default:
       break
   }
-  for (const field of ['properties', 'traits', 'context', 'integrations'] as const) {
+  for (const field of OBJECT_FIELDS) {
     const value = message[field]
     if (value !== undefined && value !== null && (typeof value !== 'object' || Array.isArray(value))) {
       return `.${field} must be a JSON object; got ${describe(value)}.`
     }
   }
-  for (const field of ['event', 'name', 'category'] as const) {
+  for (const field of STRING_FIELDS) {
     const value = message[field]
     if (value !== undefined && value !== null && typeof value !== 'string') {
       return `.${field} must be a string; got ${describe(value)}.`
@@ -75,7 +80,7 @@ export function validateMessage(item: unknown): string | null {
       return '.messageId must be well-formed text without NUL characters (U+0000) or lone surrogates.'
     }
   }
-  for (const field of ['timestamp', 'sentAt'] as const) {
+  for (const field of TIME_FIELDS) {
     const value = message[field]
     if (value !== undefined && value !== null && parseTime(value) === null) {
       return `.${field} must be an ISO 8601 date-time such as "2026-01-31T12:00:00.000Z"; got ${describe(value)}.`
@@ -89,17 +94,26 @@ export function validateMessage(item: unknown): string | null {
 
 /**
  * True when `value` nests objects and arrays more than `limit` levels deep (a bare object or array is
- * 1 level). Iterative, so a value nested far deeper than the call stack allows is measured safely.
+ * 1 level). The walk stops descending at the limit, so it recurses at most `limit` frames deep however
+ * deeply the value is nested. It runs on every accepted message, so it allocates nothing.
  */
 export function nestedDeeperThan(value: unknown, limit: number): boolean {
-  if (value === null || typeof value !== 'object') return false
-  const stack: Array<[object, number]> = [[value, 1]]
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!
-    if (depth > limit) return true
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1])
+  return value !== null && typeof value === 'object' && deeperThan(value, limit)
+}
+
+function deeperThan(node: object, levelsLeft: number): boolean {
+  if (levelsLeft < 1) return true
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const child: unknown = node[i]
+      if (child !== null && typeof child === 'object' && deeperThan(child, levelsLeft - 1)) return true
     }
+    return false
+  }
+  // Parsed JSON: plain objects whose keys are all own and enumerable.
+  for (const key in node) {
+    const child: unknown = (node as Record<string, unknown>)[key]
+    if (child !== null && typeof child === 'object' && deeperThan(child, levelsLeft - 1)) return true
   }
   return false
 }

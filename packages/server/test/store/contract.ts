@@ -273,6 +273,34 @@ export function storeContract(backend: StoreBackend): void {
       assert.deepEqual(await store.ingest([], DAY), { stored: [], deliveriesCreated: 0 })
     })
 
+    withStore(
+      'ids and payloads in any script (astral, combining, commas) round-trip exactly',
+      async ({ store }) => {
+        const source = await store.createSource({ name: 'S', enabled: true })
+        const at = Date.now() - 1_000
+        const ids = ['😀-emoji', 'a,b,c', 'e\u0301-combining', '日本語', 'plain']
+        const result = await store.ingest(
+          ids.map((id, i) =>
+            message(source, id, {
+              type: i % 2 === 0 ? 'identify' : 'track',
+              receivedAt: at + i,
+            }),
+          ),
+          DAY,
+        )
+        assert.deepEqual(result.stored, [true, true, true, true, true])
+        for (const [i, id] of ids.entries()) {
+          const stored = await store.getMessage(source.id, id)
+          assert.ok(stored, id)
+          assert.equal(stored.messageId, id)
+          assert.equal(stored.type, i % 2 === 0 ? 'identify' : 'track')
+          assert.equal(stored.receivedAt, at + i)
+          assert.deepEqual(stored.payload, JSON.parse(message(source, id).payloadJson))
+        }
+        assert.deepEqual((await store.ingest([message(source, '😀-emoji')], DAY)).stored, [false])
+      },
+    )
+
     withStore('dedupe window: a messageId older than the window is accepted again', async ({ store }) => {
       const source = await store.createSource({ name: 'S', enabled: true })
       const now = Date.now()

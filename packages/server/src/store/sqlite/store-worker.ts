@@ -5,14 +5,18 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import type { Store } from '../store.ts'
+import { type PackedMessages, unpackMessages } from './packed-messages.ts'
 import { SqliteStore, type SqliteStoreOptions } from './sqlite-store.ts'
 
 /** The methods the worker answers (everything but the kind tag and the multi-process watch hook). */
 export type StoreMethod = Exclude<keyof Store, 'kind' | 'watch'>
 
+/** `ingestPacked` is `ingest` with its messages packed for the trip (packed-messages.ts). */
+export type WorkerMethod = StoreMethod | 'ingestPacked'
+
 export interface StoreCall {
   id: number
-  method: StoreMethod
+  method: WorkerMethod
   args: unknown[]
 }
 
@@ -27,8 +31,10 @@ let queue = Promise.resolve()
 port.on('message', (call: StoreCall) => {
   queue = queue.then(async () => {
     try {
-      const method = store[call.method] as (...args: unknown[]) => Promise<unknown>
-      const result = await method.apply(store, call.args)
+      const result =
+        call.method === 'ingestPacked'
+          ? await store.ingest(unpackMessages(call.args[0] as PackedMessages), call.args[1] as number)
+          : await (store[call.method] as (...args: unknown[]) => Promise<unknown>).apply(store, call.args)
       port.postMessage({ id: call.id, result } satisfies StoreReply)
     } catch (error) {
       const { name, message, code } = error as NodeJS.ErrnoException

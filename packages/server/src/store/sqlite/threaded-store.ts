@@ -29,8 +29,9 @@ import type {
   Store,
   StoredMessage,
 } from '../store.ts'
+import { packMessages } from './packed-messages.ts'
 import type { SqliteStoreOptions } from './sqlite-store.ts'
-import type { StoreCall, StoreMethod, StoreReply } from './store-worker.ts'
+import type { StoreCall, StoreMethod, StoreReply, WorkerMethod } from './store-worker.ts'
 
 /** How long a source found by write key is trusted without asking the store again. */
 const WRITE_KEY_CACHE_MS = 2_000
@@ -72,6 +73,11 @@ export class ThreadedSqliteStore implements Store {
   }
 
   private call<T>(method: StoreMethod, ...args: unknown[]): Promise<T> {
+    return this.callTransferring(method, [], ...args)
+  }
+
+  /** `transfer`: buffers in `args` that move to the worker instead of being copied (unusable here after). */
+  private callTransferring<T>(method: WorkerMethod, transfer: ArrayBuffer[], ...args: unknown[]): Promise<T> {
     if (this.failure) return Promise.reject(this.failure)
     const id = this.nextId++
     return new Promise<T>((resolve, reject) => {
@@ -86,7 +92,7 @@ export class ThreadedSqliteStore implements Store {
           reject(error)
         },
       })
-      this.worker.postMessage({ id, method, args } satisfies StoreCall)
+      this.worker.postMessage({ id, method, args } satisfies StoreCall, transfer)
     })
   }
 
@@ -153,7 +159,13 @@ export class ThreadedSqliteStore implements Store {
   }
 
   ingest(messages: AcceptedMessage[], dedupeWindowMs: number): Promise<IngestOutcome> {
-    return this.call('ingest', messages, dedupeWindowMs)
+    const packed = packMessages(messages)
+    return this.callTransferring(
+      'ingestPacked',
+      [packed.numbers.buffer as ArrayBuffer],
+      packed,
+      dedupeWindowMs,
+    )
   }
   getMessage(sourceId: string, messageId: string): Promise<StoredMessage | null> {
     return this.call('getMessage', sourceId, messageId)
