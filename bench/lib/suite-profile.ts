@@ -55,7 +55,6 @@ export function moduleOf(frame: CallFrame): string {
 function labelOf(modules: Set<string>, file: string): string {
   const known: [RegExp, string][] = [
     [/store\/sqlite\/store-worker\.ts$/, 'Sluice: SQLite store worker thread'],
-    [/store\/sqlite\/checkpoint-worker\.ts$/, 'Sluice: WAL checkpoint worker thread'],
     [/bench\/lib\/load-generator\.ts$/, 'load generator'],
     [/bench\/lib\/noop-server\.ts$/, 'no-op server'],
     [/bench\/lib\/raw-post\.ts$/, 'raw undici POSTs'],

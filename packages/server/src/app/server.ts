@@ -13,6 +13,7 @@ import { isStoreUnavailable } from '../store/errors.ts'
 import { openStore } from '../store/open.ts'
 import type { Store } from '../store/store.ts'
 import { resolveAdminToken } from './admin-token.ts'
+import { keepYoungGenerationSmall } from './heap.ts'
 import { Housekeeper } from './housekeeper.ts'
 
 export interface Sluice {
@@ -42,6 +43,7 @@ export async function createSluice(
       'must be set when DATABASE_URL names a shared database, so every Sluice process accepts the same admin token',
     )
   }
+  keepYoungGenerationSmall()
   const store = await openStore(config, logger)
   const adminToken = await resolveAdminToken(config)
   const sender = new WebhookSender({

@@ -1,8 +1,6 @@
-import { once } from 'node:events'
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite'
-import { Worker } from 'node:worker_threads'
 import { newId, newSecretToken } from '../../lib/ids.ts'
 import {
   type AttemptRow,
@@ -36,8 +34,12 @@ import type {
 } from '../store.ts'
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations')
-/** How often the checkpoint worker folds the WAL into the database file. */
-const CHECKPOINT_INTERVAL_MS = 1_000
+/**
+ * WAL pages after which a commit also folds the WAL into the database file (SQLite's default). The
+ * server runs this store on its own thread (threaded-store.ts), so that checkpoint stalls only the
+ * store thread for a few milliseconds, never HTTP handling or deliveries, and the WAL stays ~4 MB.
+ */
+const AUTOCHECKPOINT_PAGES = 1_000
 /** Rows deleted per statement by `sweep`, so a large clean-up never holds the write lock for long. */
 const SWEEP_CHUNK = 5_000
 
@@ -80,7 +82,6 @@ export class SqliteStore implements Store {
   private readonly db: DatabaseSync
   private readonly statements = new Map<string, StatementSync>()
   private readonly synchronous: 'FULL' | 'NORMAL'
-  private readonly checkpointer: Worker
 
   constructor(options: SqliteStoreOptions) {
     mkdirSync(options.dataDir, { recursive: true })
@@ -91,12 +92,7 @@ export class SqliteStore implements Store {
     this.db.exec(`PRAGMA synchronous = ${options.synchronous}`)
     this.db.exec('PRAGMA foreign_keys = ON')
     this.db.exec('PRAGMA busy_timeout = 5000')
-    // Checkpoints run on a worker thread (checkpoint-worker.ts), never on the event loop.
-    this.db.exec('PRAGMA wal_autocheckpoint = 0')
-    this.checkpointer = new Worker(join(import.meta.dirname, 'checkpoint-worker.ts'), {
-      workerData: { path: this.path, synchronous: options.synchronous, intervalMs: CHECKPOINT_INTERVAL_MS },
-    })
-    this.checkpointer.unref()
+    this.db.exec(`PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`)
   }
 
   /** Prepared statements are cached by their SQL text. */
@@ -168,10 +164,6 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (!this.db.isOpen) return
-    const stopped = once(this.checkpointer, 'exit')
-    this.checkpointer.ref() // keep the event loop alive until the worker has closed its connection
-    this.checkpointer.postMessage('stop')
-    await stopped
     // Fold the WAL into the database file so a closed store is one self-contained file.
     this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
     this.db.close()
