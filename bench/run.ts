@@ -22,15 +22,25 @@ import {
   renderTerminal,
   type SuiteResult,
   type SuiteScenarioResult,
+  withReadmeTable,
 } from './lib/suite-report.ts'
 import { SCENARIOS, type Scenario } from './lib/suite-scenarios.ts'
+
+/** bench/RESULTS.md, and the table in README.md between its markers. */
+async function writeReports(suite: SuiteResult): Promise<void> {
+  const results = join(import.meta.dirname, 'RESULTS.md')
+  await writeFile(results, renderMarkdown(suite))
+  const readme = join(import.meta.dirname, '..', 'README.md')
+  await writeFile(readme, withReadmeTable(await readFile(readme, 'utf8'), suite))
+  console.log(`Wrote ${results} and the table in ${readme}`)
+}
 
 const args = process.argv.slice(2)
 if (args.includes('--render')) {
   const suite = JSON.parse(
     await readFile(join(import.meta.dirname, 'results', 'latest.json'), 'utf8'),
   ) as SuiteResult
-  await writeFile(join(import.meta.dirname, 'RESULTS.md'), renderMarkdown(suite))
+  await writeReports(suite)
   console.log(renderTerminal(suite))
   process.exit(0)
 }
@@ -169,10 +179,7 @@ if (!only && !profile) {
   const file = join(resultsDir, quick ? 'latest.quick.json' : 'latest.json')
   await writeFile(file, `${JSON.stringify(suite, null, 2)}\n`)
   console.log(`Wrote ${file}`)
-  if (!quick) {
-    await writeFile(join(import.meta.dirname, 'RESULTS.md'), renderMarkdown(suite))
-    console.log(`Wrote ${join(import.meta.dirname, 'RESULTS.md')}`)
-  }
+  if (!quick) await writeReports(suite)
 }
 if (suite.summary.failedScenarios.length > 0) {
   console.error(`Failed: ${suite.summary.failedScenarios.join(', ')}`)

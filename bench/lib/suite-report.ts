@@ -123,8 +123,34 @@ function markdownTable(header: string[], body: string[][], rightAligned: number[
   return [line(header), rule, ...body.map(line)]
 }
 
-export function renderMarkdown(suite: SuiteResult): string {
+function resultsTable(suite: SuiteResult): string[] {
   const escapeCell = (cell: string) => cell.replaceAll('|', '\\|')
+  return markdownTable(
+    HEADER,
+    rows(suite).map((row) => row.map(escapeCell)),
+    [2, 3, 4],
+  )
+}
+
+const README_START = '<!-- bench:table:start (written by npm run bench) -->'
+const README_END = '<!-- bench:table:end -->'
+
+/** README.md with the table between its markers replaced by this suite's; unchanged if it has none. */
+export function withReadmeTable(readme: string, suite: SuiteResult): string {
+  const start = readme.indexOf(README_START)
+  const end = readme.indexOf(README_END)
+  if (start < 0 || end < start) return readme
+  const block = [
+    README_START,
+    `Last full run, ${suite.date.slice(0, 10)}: ${machineLine(suite)}. What bounds each figure, with profiles and plans: [bench/RESULTS.md](bench/RESULTS.md).`,
+    '',
+    ...resultsTable(suite),
+    '',
+  ].join('\n')
+  return readme.slice(0, start) + block + readme.slice(end)
+}
+
+export function renderMarkdown(suite: SuiteResult): string {
   const lines = [
     '# Benchmark results',
     '',
@@ -133,11 +159,7 @@ export function renderMarkdown(suite: SuiteResult): string {
     'ratio is against a baseline measured in the same run, because the machine is shared and noisy.',
     'A figure short of its goal is reported here, not failed; the plan for it is below.',
     '',
-    ...markdownTable(
-      HEADER,
-      rows(suite).map((row) => row.map(escapeCell)),
-      [2, 3, 4],
-    ),
+    ...resultsTable(suite),
     '',
     '## What bounds each figure',
     '',
