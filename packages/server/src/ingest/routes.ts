@@ -36,8 +36,10 @@ export const trackingApi: FastifyPluginAsync<TrackingApiOptions> = async (app, {
   })
 
   // Browser SDKs post from other origins; the write key, not the origin, authenticates them.
-  app.addHook('onRequest', async (_request, reply) => {
+  // A callback hook, not an async one: it runs on every Tracking API request.
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.header('access-control-allow-origin', '*')
+    done()
   })
   app.options('/v1/*', { schema: { hide: true } }, async (_request, reply) =>
     reply
@@ -107,7 +109,7 @@ export const trackingApi: FastifyPluginAsync<TrackingApiOptions> = async (app, {
     // MUST await the commit: a 200 promises the messages are durable.
     if (accepted.length > 0) await pipeline.submit(accepted)
     if (rejected.length > 0) await store.countRejected(source.id, rejected.length)
-    return rejected.length === 0 ? { success: true } : { success: true, accepted: accepted.length, rejected }
+    return rejected.length === 0 ? SUCCESS : { success: true, accepted: accepted.length, rejected }
   }
 
   const batchHandler = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -135,7 +137,7 @@ export const trackingApi: FastifyPluginAsync<TrackingApiOptions> = async (app, {
       context: plainObject(body.context),
       integrations: plainObject(body.integrations),
     }
-    return reply.send(await accept(request, body.batch, context))
+    return sendResult(reply, await accept(request, body.batch, context))
   }
   app.post('/v1/batch', { schema: { tags: ['tracking'], summary: 'Send a batch of calls' } }, batchHandler)
   app.post(
@@ -152,10 +154,19 @@ export const trackingApi: FastifyPluginAsync<TrackingApiOptions> = async (app, {
         const body = requireObject(request.body)
         const receivedAt = Date.now()
         const context = { receivedAt, receivedAtIso: new Date(receivedAt).toISOString(), ip: request.ip }
-        return reply.send(await accept(request, [body], context, type))
+        return sendResult(reply, await accept(request, [body], context, type))
       },
     )
   }
+}
+
+/** The answer to nearly every request, serialized once. */
+const SUCCESS = '{"success":true}'
+
+function sendResult(reply: FastifyReply, result: typeof SUCCESS | object): FastifyReply {
+  return typeof result === 'string'
+    ? reply.type('application/json; charset=utf-8').send(result)
+    : reply.send(result)
 }
 
 /** Write key from HTTP Basic (user name, empty password) or from `writeKey` in the body. */

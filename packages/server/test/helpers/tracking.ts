@@ -13,6 +13,7 @@ export interface TrackingResponse {
   status: number
   text: string
   body: any
+  contentType: string | null
 }
 
 /** POSTs to a Tracking API path the way an SDK does. */
@@ -39,7 +40,7 @@ export async function send(
   } catch {
     parsed = undefined
   }
-  return { status: response.status, text, body: parsed }
+  return { status: response.status, text, body: parsed, contentType: response.headers.get('content-type') }
 }
 
 export function trackCall(overrides: Record<string, unknown> = {}): Record<string, unknown> {

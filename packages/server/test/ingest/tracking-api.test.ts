@@ -38,7 +38,8 @@ describe('endpoints', () => {
         { writeKey: source.writeKey },
       )
       assert.equal(response.status, 200)
-      assert.deepEqual(response.body, { success: true })
+      assert.equal(response.text, '{"success":true}')
+      assert.equal(response.contentType, 'application/json; charset=utf-8')
       const payload = await stored(messageId)
       assert.equal(payload.type, type)
       for (const [key, value] of Object.entries(call)) assert.deepEqual(payload[key], value)
