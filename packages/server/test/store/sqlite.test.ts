@@ -1,29 +1,39 @@
-// The store contract against the embedded SQLite store, on a fresh temp dir per test.
+// The store contract against the embedded SQLite store, on a fresh temp dir per test: once in-thread,
+// and once as the server runs it, on its worker thread behind ThreadedSqliteStore (whose calls, and
+// packed ingest groups, cross a thread boundary).
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
+import { SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.ts'
+import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
 import type { Store } from '../../src/store/store.ts'
 import { storeContract } from './contract.ts'
 
-storeContract({
-  name: 'sqlite',
-  async open() {
-    const dataDir = await mkdtemp(join(tmpdir(), 'sluice-contract-'))
-    const handles: Store[] = []
-    const openOne = async () => {
-      const store = new SqliteStore({ dataDir, synchronous: 'NORMAL' })
-      await store.migrate()
-      handles.push(store)
-      return store
-    }
-    return {
-      store: await openOne(),
-      second: openOne,
-      async cleanup() {
-        for (const store of handles) await store.close()
-        await rm(dataDir, { recursive: true, force: true })
-      },
-    }
-  },
-})
+const variants: { name: string; create(options: SqliteStoreOptions): Store }[] = [
+  { name: 'sqlite', create: (options) => new SqliteStore(options) },
+  { name: 'sqlite on its worker thread', create: (options) => new ThreadedSqliteStore(options) },
+]
+
+for (const variant of variants) {
+  storeContract({
+    name: variant.name,
+    async open() {
+      const dataDir = await mkdtemp(join(tmpdir(), 'sluice-contract-'))
+      const handles: Store[] = []
+      const openOne = async () => {
+        const store = variant.create({ dataDir, synchronous: 'NORMAL' })
+        await store.migrate()
+        handles.push(store)
+        return store
+      }
+      return {
+        store: await openOne(),
+        second: openOne,
+        async cleanup() {
+          for (const store of handles) await store.close()
+          await rm(dataDir, { recursive: true, force: true })
+        },
+      }
+    },
+  })
+}
