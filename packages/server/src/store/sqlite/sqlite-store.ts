@@ -34,6 +34,14 @@ import type {
 } from '../store.ts'
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations')
+
+/** Rows per multi-row statement at ingest: 5 parameters a row stays far below SQLite's 32,766. */
+const ROWS_PER_STATEMENT = 100
+
+/** `count` copies of `one`, comma-separated: a multi-row VALUES list or an IN list. */
+function placeholders(count: number, one: string): string {
+  return new Array(count).fill(one).join(', ')
+}
 /**
  * WAL pages after which a commit also folds the WAL into the database file (SQLite's default). The
  * server runs this store on its own thread (threaded-store.ts), so that checkpoint stalls only the
@@ -325,59 +333,99 @@ export class SqliteStore implements Store {
   async ingest(messages: AcceptedMessage[], dedupeWindowMs: number): Promise<IngestOutcome> {
     if (messages.length === 0) return { stored: [], deliveriesCreated: 0 }
     const now = Date.now()
-    const seenInWindow = this.sql(
-      'SELECT 1 FROM messages WHERE source_id = ? AND message_id = ? AND received_at > ? LIMIT 1',
-    )
-    const insertMessage = this.sql(
-      'INSERT INTO messages (source_id, message_id, type, received_at, payload) VALUES (?, ?, ?, ?, ?)',
-    )
-    const insertDelivery = this.sql(
-      `INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, 'pending', ?, ?, ?)`,
-    )
     const countAccepted = this.sql(
       'UPDATE sources SET accepted_count = accepted_count + ?, duplicate_count = duplicate_count + ? WHERE id = ?',
     )
-
+    // Statements cover up to ROWS_PER_STATEMENT rows each: per-statement overhead, not SQLite's B-tree
+    // work, was most of the cost of one statement per message.
     return this.transaction(() => {
-      const stored: boolean[] = new Array(messages.length)
-      const perSource = new Map<string, { accepted: number; duplicates: number; targets: RoutingTarget[] }>()
-      let deliveriesCreated = 0
+      const stored: boolean[] = new Array(messages.length).fill(false)
+      const bySource = new Map<string, number[]>()
       for (let i = 0; i < messages.length; i++) {
-        const message = messages[i]!
-        let source = perSource.get(message.sourceId)
-        if (!source) {
-          source = { accepted: 0, duplicates: 0, targets: this.routingTargets(message.sourceId) }
-          perSource.set(message.sourceId, source)
+        const indexes = bySource.get(messages[i]!.sourceId)
+        if (indexes) indexes.push(i)
+        else bySource.set(messages[i]!.sourceId, [i])
+      }
+      let deliveriesCreated = 0
+      for (const [sourceId, indexes] of bySource) {
+        // Dedupe, inside the write transaction: ids stored within the window, and repeats earlier in
+        // this same group, are dropped.
+        const known = this.storedMessageIds(
+          sourceId,
+          indexes.map((i) => messages[i]!.messageId),
+          now - dedupeWindowMs,
+        )
+        const accepted: number[] = []
+        for (const i of indexes) {
+          const messageId = messages[i]!.messageId
+          if (known.has(messageId)) continue
+          known.add(messageId)
+          stored[i] = true
+          accepted.push(i)
         }
-        // Checked inside the write transaction, so a duplicate earlier in this same batch is seen too.
-        const duplicate =
-          seenInWindow.get(message.sourceId, message.messageId, now - dedupeWindowMs) !== undefined
-        stored[i] = !duplicate
-        if (duplicate) {
-          source.duplicates++
-          continue
-        }
-        source.accepted++
-        const pk = insertMessage.run(
-          message.sourceId,
-          message.messageId,
-          message.type,
-          message.receivedAt,
-          message.payloadJson,
-        ).lastInsertRowid
         // The routing decision is made here, once, in the same transaction as the message: a crash
         // after commit can never lose a delivery that should exist.
-        for (const target of source.targets) {
-          if (!message.routeTo.includes(target.type)) continue
-          insertDelivery.run(pk, target.id, now, now, now)
-          deliveriesCreated++
+        const targets = this.routingTargets(sourceId)
+        for (let at = 0; at < accepted.length; at += ROWS_PER_STATEMENT) {
+          const chunk = accepted.slice(at, at + ROWS_PER_STATEMENT)
+          const firstPk = this.insertMessages(chunk.map((i) => messages[i]!))
+          const deliveries: SQLInputValue[] = []
+          for (let k = 0; k < chunk.length; k++) {
+            const message = messages[chunk[k]!]!
+            for (const target of targets) {
+              if (message.routeTo.includes(target.type))
+                deliveries.push(firstPk + k, target.id, now, now, now)
+            }
+          }
+          deliveriesCreated += this.insertDeliveries(deliveries)
         }
+        countAccepted.run(accepted.length, indexes.length - accepted.length, sourceId)
       }
-      for (const [sourceId, counts] of perSource)
-        countAccepted.run(counts.accepted, counts.duplicates, sourceId)
       return { stored, deliveriesCreated }
     })
+  }
+
+  /** Which of `messageIds` the source sent since `since` (one statement per ROWS_PER_STATEMENT ids). */
+  private storedMessageIds(sourceId: string, messageIds: string[], since: number): Set<string> {
+    const found = new Set<string>()
+    for (let at = 0; at < messageIds.length; at += ROWS_PER_STATEMENT) {
+      const chunk = messageIds.slice(at, at + ROWS_PER_STATEMENT)
+      const rows = this.sql(
+        `SELECT message_id FROM messages WHERE source_id = ? AND message_id IN (${placeholders(chunk.length, '?')}) AND received_at > ?`,
+      ).all(sourceId, ...chunk, since) as { message_id: string }[]
+      for (const row of rows) found.add(row.message_id)
+    }
+    return found
+  }
+
+  /**
+   * Inserts the messages with one statement; returns the first one's pk. The rows of a multi-row
+   * INSERT get consecutive rowids in VALUES order (one writer, AUTOINCREMENT: each is the largest so
+   * far plus one), so message k of the chunk has pk first + k.
+   */
+  private insertMessages(chunk: AcceptedMessage[]): number {
+    const values: SQLInputValue[] = []
+    for (const message of chunk) {
+      values.push(message.sourceId, message.messageId, message.type, message.receivedAt, message.payloadJson)
+    }
+    const { lastInsertRowid, changes } = this.sql(
+      `INSERT INTO messages (source_id, message_id, type, received_at, payload) VALUES ${placeholders(chunk.length, '(?, ?, ?, ?, ?)')}`,
+    ).run(...values)
+    // We MUST know each message's pk to route it; anything but one row per message is a bug.
+    if (Number(changes) !== chunk.length) throw new Error('multi-row INSERT inserted an unexpected row count')
+    return Number(lastInsertRowid) - chunk.length + 1
+  }
+
+  /** `values`: (message_pk, destination_id, next_attempt_at, created_at, updated_at) per delivery. */
+  private insertDeliveries(values: SQLInputValue[]): number {
+    const columns = 5
+    for (let at = 0; at < values.length; at += ROWS_PER_STATEMENT * columns) {
+      const chunk = values.slice(at, at + ROWS_PER_STATEMENT * columns)
+      this.sql(
+        `INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at) VALUES ${placeholders(chunk.length / columns, "(?, ?, 'pending', ?, ?, ?)")}`,
+      ).run(...chunk)
+    }
+    return values.length / columns
   }
 
   /** Enabled destinations connected to a source: where its messages may be routed. */
