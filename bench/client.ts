@@ -1,26 +1,37 @@
-// npm run bench:client [-- --quick] [-- --runs N]
+// npm run bench:client [-- --quick] [-- --runs N] [-- --enqueue-runs M] [-- --out FILE]
 // @sluice/analytics against @segment/analytics-node, in the same run, same sink, same flushAt:
 // N track calls each, every client in its own process. Measures enqueue calls/s, heap growth,
 // delivered events/s (unique messages received / time from the first call to close resolving),
 // duplicates received and events lost. Several rounds (3 by default; the two clients alternate
 // going first) because a shared machine is noisy: the table shows each figure's median, the goals
-// use the worst round for duplicates and losses. Prints a markdown table; writes
-// bench/results/client.json (every round included).
+// use the worst round for duplicates and losses.
+// Enqueue gets M more rounds (6 by default, alternating likewise) that stop after the loop: the
+// loop is short (a fraction of a second for @sluice/analytics, seconds for the peer), so one burst
+// of load on a shared machine moves a single figure a lot, and always down; the enqueue figure is
+// the median of all N + M loops of each client, run identically. Prints a markdown table; writes
+// bench/results/client.json (every round included), or FILE with --out.
 import { mkdir, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { machine, runJson, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
 const runsArg = process.argv.indexOf('--runs')
+const enqueueRunsArg = process.argv.indexOf('--enqueue-runs')
+const outArg = process.argv.indexOf('--out')
 const rounds = runsArg > 0 ? Number(process.argv[runsArg + 1]) : quick ? 1 : 3
+const enqueueRounds = enqueueRunsArg > 0 ? Number(process.argv[enqueueRunsArg + 1]) : quick ? 0 : 6
 const calls = quick ? 5_000 : 100_000
 const flushAt = 20
 const libraries = { sluice: '@sluice/analytics', segment: '@segment/analytics-node 3.1.0' } as const
 type Library = keyof typeof libraries
 
-interface RunnerResult {
+interface EnqueueResult {
   calls: number
   enqueueMs: number
+  enqueueCpuMs: number
+}
+
+interface RunnerResult extends EnqueueResult {
   heapBeforeMb: number
   heapGrowthMb: number
   retainedMb: number
@@ -34,9 +45,16 @@ interface SinkStats {
   unique: number
 }
 
+/** One enqueue loop: calls/s by wall time, and main-thread CPU µs per call. */
+interface EnqueueSample {
+  perSecond: number
+  cpuMicrosPerCall: number
+}
+
 interface Result {
   library: string
   enqueuePerSecond: number
+  enqueueCpuMicrosPerCall: number
   heapGrowthMb: number
   retainedMb: number
   peakHeapGrowthMb: number
@@ -52,20 +70,29 @@ async function sink(url: string, path: '/stats' | '/reset'): Promise<SinkStats> 
   return (await response.json()) as SinkStats
 }
 
+const runnerArgs = (library: Library, url: string, count: number) => [
+  '--expose-gc',
+  join(import.meta.dirname, 'lib/client-runner.ts'),
+  library,
+  url,
+  String(count),
+  String(flushAt),
+]
+
+const sampleOf = (runner: EnqueueResult): EnqueueSample => ({
+  perSecond: Math.round(runner.calls / (runner.enqueueMs / 1000)),
+  cpuMicrosPerCall: Math.round((runner.enqueueCpuMs * 1000 * 100) / runner.calls) / 100,
+})
+
 async function run(url: string, library: Library, count: number): Promise<Result> {
   await sink(url, '/reset')
-  const runner = await runJson<RunnerResult>([
-    '--expose-gc',
-    join(import.meta.dirname, 'lib/client-runner.ts'),
-    library,
-    url,
-    String(count),
-    String(flushAt),
-  ])
+  const runner = await runJson<RunnerResult>(runnerArgs(library, url, count))
   const stats = await sink(url, '/stats')
+  const enqueue = sampleOf(runner)
   return {
     library: libraries[library],
-    enqueuePerSecond: Math.round(count / (runner.enqueueMs / 1000)),
+    enqueuePerSecond: enqueue.perSecond,
+    enqueueCpuMicrosPerCall: enqueue.cpuMicrosPerCall,
     heapGrowthMb: runner.heapGrowthMb,
     retainedMb: runner.retainedMb,
     peakHeapGrowthMb: runner.peakHeapGrowthMb,
@@ -77,8 +104,15 @@ async function run(url: string, library: Library, count: number): Promise<Result
   }
 }
 
+/** An enqueue-only round: the same runner and loop, stopped before anything is sent. */
+async function enqueueOnly(url: string, library: Library, count: number): Promise<EnqueueSample> {
+  return sampleOf(await runJson<EnqueueResult>([...runnerArgs(library, url, count), 'enqueue-only']))
+}
+
 const { child, match } = await startProcess([join(import.meta.dirname, 'lib/client-sink.ts')], /^(\d+)$/m)
 const all: Record<Library, Result[]> = { sluice: [], segment: [] }
+/** Every enqueue loop of each client: the full rounds' first, then the enqueue-only rounds'. */
+const enqueueSamples: Record<Library, EnqueueSample[]> = { sluice: [], segment: [] }
 try {
   const url = `http://127.0.0.1:${match[1]}`
   // Warm the sink's JIT so neither measured run pays for it.
@@ -88,31 +122,55 @@ try {
     const order: Library[] = round % 2 === 0 ? ['segment', 'sluice'] : ['sluice', 'segment']
     for (const library of order) all[library].push(await run(url, library, calls))
   }
+  for (const library of ['sluice', 'segment'] as const) {
+    enqueueSamples[library].push(
+      ...all[library].map((r) => ({
+        perSecond: r.enqueuePerSecond,
+        cpuMicrosPerCall: r.enqueueCpuMicrosPerCall,
+      })),
+    )
+  }
+  for (let round = 0; round < enqueueRounds; round++) {
+    const order: Library[] = round % 2 === 0 ? ['segment', 'sluice'] : ['sluice', 'segment']
+    for (const library of order) enqueueSamples[library].push(await enqueueOnly(url, library, calls))
+  }
 } finally {
   await stop(child)
 }
 
-/** The median of each figure over the rounds (duplicates and losses: the worst round). */
-function summary(results: Result[]): Result {
-  const median = (pick: (r: Result) => number) => {
-    const sorted = results.map(pick).sort((a, b) => a - b)
-    return sorted[Math.floor(sorted.length / 2)]!
-  }
+function medianOf<T>(items: T[], pick: (item: T) => number): number {
+  const sorted = items.map(pick).sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]!
+}
+
+/**
+ * The median of each figure over the rounds (enqueue: over every enqueue loop; duplicates and
+ * losses: the worst round).
+ */
+function summary(results: Result[], enqueue: EnqueueSample[]): Result {
+  const median = <K extends keyof Result>(key: K) => medianOf(results, (r) => r[key] as number)
   return {
     library: results[0]!.library,
-    enqueuePerSecond: median((r) => r.enqueuePerSecond),
-    heapGrowthMb: median((r) => r.heapGrowthMb),
-    retainedMb: median((r) => r.retainedMb),
-    peakHeapGrowthMb: median((r) => r.peakHeapGrowthMb),
-    deliveredPerSecond: median((r) => r.deliveredPerSecond),
-    requests: median((r) => r.requests),
+    enqueuePerSecond: medianOf(enqueue, (e) => e.perSecond),
+    enqueueCpuMicrosPerCall: medianOf(enqueue, (e) => e.cpuMicrosPerCall),
+    heapGrowthMb: median('heapGrowthMb'),
+    retainedMb: median('retainedMb'),
+    peakHeapGrowthMb: median('peakHeapGrowthMb'),
+    deliveredPerSecond: median('deliveredPerSecond'),
+    requests: median('requests'),
     duplicates: Math.max(...results.map((r) => r.duplicates)),
     lost: Math.max(...results.map((r) => r.lost)),
-    totalSeconds: median((r) => r.totalSeconds),
+    totalSeconds: median('totalSeconds'),
   }
 }
-const ours = summary(all.sluice)
-const peer = summary(all.segment)
+const ours = summary(all.sluice, enqueueSamples.sluice)
+const peer = summary(all.segment, enqueueSamples.segment)
+/** Lowest and highest enqueue calls/s over the loops, for the spread. */
+const spread = (library: Library) => {
+  const rates = enqueueSamples[library].map((e) => e.perSecond)
+  return { min: Math.min(...rates), max: Math.max(...rates), loops: rates.length }
+}
+const enqueueSpread = { sluice: spread('sluice'), segment: spread('segment') }
 const ratio = (a: number, b: number) => (b === 0 ? '∞' : `${(a / b).toFixed(a / b >= 10 ? 0 : 2)}×`)
 const ratios = {
   enqueue: ours.enqueuePerSecond / peer.enqueuePerSecond,
@@ -132,7 +190,7 @@ const lines = [
   `### Client benchmark: ${fmt(calls)} track calls, flushAt ${flushAt}${quick ? ' (quick)' : ''}`,
   '',
   `Machine: ${host.cpus} CPUs (${host.model}), Node ${host.node}. Each client and the sink in its own process.`,
-  `Median of ${rounds} round${rounds === 1 ? '' : 's'}; duplicates and lost: the worst round.`,
+  `Median of ${rounds} round${rounds === 1 ? '' : 's'}; duplicates and lost: the worst round; enqueue: median of ${enqueueSpread.sluice.loops} loops of each client (${rounds} full + ${enqueueRounds} enqueue-only rounds).`,
   '',
   '| | enqueue calls/s | heap growth after enqueue | retained after GC | peak heap growth | delivered events/s | requests | duplicates | lost |',
   '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -142,6 +200,8 @@ const lines = [
   ),
   `| **ratio (ours / peer)** | **${ratio(ours.enqueuePerSecond, peer.enqueuePerSecond)}** | **${ratios.heapGrowth.toFixed(3)}×** | ${(ours.retainedMb / peer.retainedMb).toFixed(3)}× | ${(ours.peakHeapGrowthMb / peer.peakHeapGrowthMb).toFixed(3)}× | **${ratio(ours.deliveredPerSecond, peer.deliveredPerSecond)}** | | | |`,
   '',
+  `Enqueue spread (calls/s, lowest–highest loop): ${libraries.sluice} ${fmt(enqueueSpread.sluice.min)}–${fmt(enqueueSpread.sluice.max)}, ${libraries.segment} ${fmt(enqueueSpread.segment.min)}–${fmt(enqueueSpread.segment.max)}. Main-thread CPU per call (median): ${ours.enqueueCpuMicrosPerCall} µs vs ${peer.enqueueCpuMicrosPerCall} µs.`,
+  '',
   `${quick ? 'Smoke run: 5,000 calls are mostly JIT warm-up; the goals are for the full run. ' : ''}Goals: ${Object.entries(
     goals,
   )
@@ -150,10 +210,13 @@ const lines = [
 ]
 console.log(lines.join('\n'))
 
-const out = join(import.meta.dirname, 'results', quick ? 'client.quick.json' : 'client.json')
-await mkdir(join(import.meta.dirname, 'results'), { recursive: true })
+const out =
+  outArg > 0
+    ? resolve(process.argv[outArg + 1]!)
+    : join(import.meta.dirname, 'results', quick ? 'client.quick.json' : 'client.json')
+await mkdir(dirname(out), { recursive: true })
 await writeFile(
   out,
-  `${JSON.stringify({ date: new Date().toISOString(), machine: host, calls, flushAt, rounds, median: { sluice: ours, segment: peer }, ratios, goals, all }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), machine: host, calls, flushAt, rounds, enqueueRounds, median: { sluice: ours, segment: peer }, ratios, goals, enqueueSpread, all, enqueueSamples }, null, 2)}\n`,
 )
 console.log(`\nWrote ${out}`)

@@ -1,18 +1,24 @@
 // One client benchmark run, in its own process: N track calls in a tight loop to the sink, then
 // close and wait for delivery. Run with --expose-gc. Prints one JSON line:
-// { calls, enqueueMs, heapBeforeMb, heapGrowthMb, retainedMb, peakHeapGrowthMb, totalMs }
+// { calls, enqueueMs, enqueueCpuMs, heapBeforeMb, heapGrowthMb, retainedMb, peakHeapGrowthMb, totalMs }
 // heapGrowthMb: heapUsed right after the loop minus before (garbage included, as a process sees it);
 // retainedMb: the same after a full GC, i.e. what the client really holds for the queued calls.
-// argv: <sluice|segment> <sink url> <calls> <flushAt>
+// enqueueCpuMs: the main thread's CPU time in the loop (wall time minus time the thread waited,
+// e.g. for a core on a loaded machine); reported alongside, the goals use the wall time.
+// With `enqueue-only`, exits right after the loop and prints { calls, enqueueMs, enqueueCpuMs }:
+// the loop never yields, so nothing has been sent yet and the figure is the same as a full run's.
+// argv: <sluice|segment> <sink url> <calls> <flushAt> [enqueue-only]
 import { Analytics as SegmentAnalytics } from '@segment/analytics-node'
 import { Analytics } from '../../packages/analytics/src/index.ts'
 
-const [library, url, callsArg, flushAtArg] = process.argv.slice(2)
+const [library, url, callsArg, flushAtArg, mode] = process.argv.slice(2)
 const calls = Number(callsArg)
 const flushAt = Number(flushAtArg)
 const gc = (globalThis as { gc?: () => void }).gc
 if (!gc || !url || !(calls > 0) || !(flushAt > 0)) {
-  throw new Error('usage: node --expose-gc client-runner.ts <sluice|segment> <url> <calls> <flushAt>')
+  throw new Error(
+    'usage: node --expose-gc client-runner.ts <sluice|segment> <url> <calls> <flushAt> [enqueue-only]',
+  )
 }
 
 interface Client {
@@ -35,6 +41,7 @@ function create(): Client {
 
 function loop(client: Client, count: number): number {
   const start = performance.now()
+  cpuBefore = process.threadCpuUsage()
   for (let i = 0; i < count; i++) {
     client.track({
       userId: `user-${i % 1000}`,
@@ -42,8 +49,14 @@ function loop(client: Client, count: number): number {
       properties: { orderId: i, total: 12.5, currency: 'USD' },
     })
   }
-  return performance.now() - start
+  const elapsed = performance.now() - start
+  cpuAfter = process.threadCpuUsage()
+  return elapsed
 }
+
+let cpuBefore = { user: 0, system: 0 }
+let cpuAfter = { user: 0, system: 0 }
+const cpuMs = () => (cpuAfter.user - cpuBefore.user + cpuAfter.system - cpuBefore.system) / 1000
 
 const client = create()
 const heapUsed = () => process.memoryUsage().heapUsed
@@ -53,6 +66,10 @@ let peakHeap = heapBefore
 
 const start = performance.now()
 const enqueueMs = loop(client, calls)
+if (mode === 'enqueue-only') {
+  console.log(JSON.stringify({ calls, enqueueMs, enqueueCpuMs: cpuMs() }))
+  process.exit(0)
+}
 const heapAfterEnqueue = heapUsed()
 peakHeap = Math.max(peakHeap, heapAfterEnqueue)
 // Nothing is sent before the loop yields, so this GC delays both clients' sending alike; its
@@ -74,6 +91,7 @@ console.log(
   JSON.stringify({
     calls,
     enqueueMs,
+    enqueueCpuMs: cpuMs(),
     heapBeforeMb: mb(heapBefore),
     heapGrowthMb: mb(heapAfterEnqueue - heapBefore),
     retainedMb: mb(retained),

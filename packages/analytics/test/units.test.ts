@@ -5,7 +5,7 @@ import { describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import fc from 'fast-check'
-import { ENVELOPE_BYTES, readMessageId } from '../src/lib/batch.ts'
+import { Batch, ENVELOPE_BYTES, readMessageId } from '../src/lib/batch.ts'
 import { isoNow } from '../src/lib/clock.ts'
 import { Emitter } from '../src/lib/emitter.ts'
 import { quote } from '../src/lib/json.ts'
@@ -103,6 +103,26 @@ describe('small modules', () => {
   test('uuid is a v4 UUID; isoNow is the current ISO time', () => {
     assert.match(uuid(), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     assert.ok(Math.abs(Date.parse(isoNow()) - Date.now()) < 50)
+  })
+
+  test('uuid: every id a distinct v4 UUID across many entropy refills, every random digit used', () => {
+    const ids = new Set<string>()
+    // Which hex digits each of the 32 positions took: all 16 where the digit is random.
+    const digits = Array.from({ length: 32 }, () => new Set<string>())
+    for (let i = 0; i < 20_000; i++) {
+      const id = uuid()
+      assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      ids.add(id)
+      const hex = id.replaceAll('-', '')
+      for (let position = 0; position < 32; position++) digits[position]!.add(hex[position]!)
+    }
+    assert.equal(ids.size, 20_000)
+    const counts = digits.map((seen) => seen.size)
+    // Position 12 is the version (4), position 16 the variant (8, 9, a or b).
+    assert.deepEqual(
+      counts,
+      counts.map((_, position) => (position === 12 ? 1 : position === 16 ? 4 : 16)),
+    )
   })
 
   test('BatchQueue: batches keep order, respect flushAt and maxBatchBytes exactly, and the counts balance', () => {
@@ -279,10 +299,42 @@ describe('small modules', () => {
                   : objects.context,
             }
             assert.deepEqual(JSON.parse(serialized.json), JSON.parse(JSON.stringify(reference)))
+            // The size counted while writing is the exact UTF-8 size (lone surrogates as U+FFFD, 3 bytes).
+            assert.equal(serialized.bytes, new TextEncoder().encode(serialized.json).length)
             assert.equal(serialized.messageId, strings.messageId ?? serialized.messageId)
             assert.equal(readMessageId(serialized.json), serialized.messageId)
             assert.ok(serialized.json.startsWith(`{"type":"${serialized.type}","messageId":`))
           }
+        },
+      ),
+      { numRuns: 500 },
+    )
+  })
+
+  test('Batch: messages, messageIds and body are the same before and after seal', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: 'binary' }), { minLength: 1, maxLength: 25 }),
+        fc.boolean(),
+        (ids, seal) => {
+          const batch = new Batch(1)
+          const jsons = ids.map((id, i) => JSON.stringify({ type: 'track', messageId: id, event: `e${i}é` }))
+          for (const json of jsons) batch.add(json, utf8Length(json))
+          if (seal) batch.seal()
+          assert.equal(batch.size, jsons.length)
+          assert.deepEqual(
+            jsons.map((_, index) => batch.message(index)),
+            jsons,
+          )
+          assert.equal(batch.message(-1), undefined)
+          assert.equal(batch.message(jsons.length), undefined)
+          assert.deepEqual(batch.messageIds(), ids)
+          const body = batch.body('2026-01-31T12:00:00.000Z')
+          assert.deepEqual(
+            JSON.parse(body).batch,
+            jsons.map((json) => JSON.parse(json)),
+          )
+          assert.equal(utf8Length(body), batch.bytes)
         },
       ),
       { numRuns: 500 },

@@ -124,6 +124,41 @@ describe('validation at the call', () => {
       '.',
       /track\(\) message is 32769 bytes serialized; the limit is 32768/,
     )
+    // Counted exactly in UTF-8 bytes with multi-byte text in every member the caller writes.
+    const wide = {
+      ...base,
+      messageId: 'id-é',
+      userId: 'ü-1',
+      event: 'Café ✓ 🎉',
+      context: { locale: 'fr-ç' },
+    }
+    const wideSize = (filler: string) =>
+      Buffer.byteLength(
+        JSON.stringify({
+          type: 'track',
+          messageId: wide.messageId,
+          timestamp: base.timestamp,
+          userId: wide.userId,
+          event: wide.event,
+          properties: { filler },
+          context: { ...wide.context, library: LIBRARY },
+        }),
+      )
+    // 2-byte characters, then 1-byte ones to land exactly on the limit.
+    const twoByte = 'é'.repeat(Math.floor((32_768 - wideSize('')) / 2) - 1)
+    const wideFits = twoByte + 'x'.repeat(32_768 - wideSize(twoByte))
+    assert.equal(wideSize(wideFits), 32_768)
+    analytics.track({ ...wide, properties: { filler: wideFits } })
+    throwsOn(
+      () => analytics.track({ ...wide, properties: { filler: `${wideFits}x` } }),
+      '.',
+      /track\(\) message is 32769 bytes serialized; the limit is 32768/,
+    )
+    throwsOn(
+      () => analytics.track({ ...wide, properties: { filler: `${wideFits.slice(1)}🎉` } }),
+      '.',
+      /track\(\) message is 32770 bytes serialized; the limit is 32768/,
+    )
     // Multi-byte characters count by their UTF-8 size: 11,000 × 3 bytes is over the limit.
     throwsOn(
       () => analytics.track({ ...base, properties: { filler: '✓'.repeat(11_000) } }),

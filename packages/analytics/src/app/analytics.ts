@@ -16,7 +16,6 @@ import {
 } from '../lib/messages.ts'
 import { BatchQueue, DROPPED, SEALED, SEALED_BYTES, STARTED } from '../lib/queue.ts'
 import { type Rejection, Transport } from '../lib/transport.ts'
-import { utf8Length } from '../lib/utf8.ts'
 import { LIBRARY } from '../version.ts'
 import { type AnalyticsOptions, resolveSettings, type Settings } from './settings.ts'
 import type {
@@ -186,10 +185,9 @@ export class Analytics extends Emitter<AnalyticsEvents> {
     if (this.closing !== undefined) throw new ClosedError(call)
   }
 
-  /** Checks the size (the message was serialized once, by its builder) and queues it. */
+  /** Checks the size (the message was serialized and measured once, by its builder) and queues it. */
   private enqueue(message: Serialized): string {
-    const { json, messageId, type } = message
-    const bytes = utf8Length(json)
+    const { json, messageId, type, bytes } = message
     const { maxMessageBytes } = this.settings
     if (bytes > maxMessageBytes) {
       throw new ValidationError(
@@ -269,7 +267,7 @@ export class Analytics extends Emitter<AnalyticsEvents> {
   private reject(batch: Batch, rejected: readonly Rejection[], attempts: number): ReadonlySet<number> {
     const refused = new Set<number>()
     for (const { index, error } of rejected) {
-      const json = batch.messages[index]
+      const json = batch.message(index)
       if (json === undefined || refused.has(index)) continue
       refused.add(index)
       const messageId = readMessageId(json)

@@ -2,50 +2,51 @@ import type {
   AliasParams,
   GroupParams,
   IdentifyParams,
-  MessageType,
   PageParams,
   ScreenParams,
   TrackParams,
 } from '../app/types.ts'
 import { ValidationError } from './errors.ts'
-import { messageEnd, messageStart, objectMember, quote, stringMember } from './json.ts'
+import { MessageWriter, quote, type Serialized } from './json.ts'
+import { uuid } from './uuid.ts'
 import {
   expectIdentity,
   expectParams,
-  messageIdOf,
   optionalObject,
   optionalString,
   requiredString,
   timestampOf,
 } from './validate.ts'
 
+export type { Serialized } from './json.ts'
+
 // One builder per call: it validates the call (throwing a ValidationError that names the field)
-// and writes the message as JSON in Segment's HTTP Tracking API shape, ready to queue.
+// and writes the message as JSON in Segment's HTTP Tracking API shape, with its exact UTF-8 size,
+// ready to queue. Fields are checked in the order they are written.
 
-/** A validated message, serialized once. */
-export interface Serialized {
-  readonly type: MessageType
-  readonly messageId: string
-  readonly json: string
-}
-
-/** `,"userId":…,"anonymousId":…` for the members given (checked by expectIdentity). */
-function identity(userId: string | undefined, anonymousId: string | undefined): string {
-  return stringMember(',"userId":', userId) + stringMember(',"anonymousId":', anonymousId)
+/** A writer started with `type`, `messageId` and `timestamp`, then `userId` and `anonymousId` when given. */
+function start(
+  call: Serialized['type'],
+  params: { messageId?: unknown; timestamp?: unknown },
+  userId: string | undefined,
+  anonymousId: string | undefined,
+): MessageWriter {
+  const given = optionalString(params.messageId, '.messageId', call)
+  const messageId = given ?? uuid()
+  const message = new MessageWriter(call, messageId, given === undefined, timestampOf(params.timestamp, call))
+  message.string(',"userId":"', userId)
+  message.string(',"anonymousId":"', anonymousId)
+  return message
 }
 
 export function identifyMessage(params: IdentifyParams): Serialized {
   const call = 'identify'
   expectParams(params, call)
   expectIdentity(params.userId, params.anonymousId, call)
-  const messageId = messageIdOf(params.messageId, call)
-  const json =
-    messageStart(call, messageId, timestampOf(params.timestamp, call)) +
-    identity(params.userId, params.anonymousId) +
-    objectMember(',"traits":', params.traits, call) +
-    objectMember(',"integrations":', params.integrations, call) +
-    messageEnd(params.context, call)
-  return { type: call, messageId, json }
+  const message = start(call, params, params.userId, params.anonymousId)
+  message.object(',"traits":', params.traits, call)
+  message.object(',"integrations":', params.integrations, call)
+  return message.end(params.context, call)
 }
 
 export function trackMessage(params: TrackParams): Serialized {
@@ -55,15 +56,11 @@ export function trackMessage(params: TrackParams): Serialized {
   const event = requiredString(params.event, '.event', call, 'the event name')
   if (event.trim() === '')
     throw new ValidationError('.event', `${call}() .event must not be blank; got ${quote(event)}.`)
-  const messageId = messageIdOf(params.messageId, call)
-  const json =
-    messageStart(call, messageId, timestampOf(params.timestamp, call)) +
-    identity(params.userId, params.anonymousId) +
-    stringMember(',"event":', event) +
-    objectMember(',"properties":', params.properties, call) +
-    objectMember(',"integrations":', params.integrations, call) +
-    messageEnd(params.context, call)
-  return { type: call, messageId, json }
+  const message = start(call, params, params.userId, params.anonymousId)
+  message.string(',"event":"', event)
+  message.object(',"properties":', params.properties, call)
+  message.object(',"integrations":', params.integrations, call)
+  return message.end(params.context, call)
 }
 
 /** `url`, `title`, `referrer` and `path` given on the call go into `properties`, as the seed's Page does. */
@@ -87,32 +84,24 @@ export function pageMessage(params: PageParams): Serialized {
   const call = 'page'
   expectParams(params, call)
   expectIdentity(params.userId, params.anonymousId, call)
-  const messageId = messageIdOf(params.messageId, call)
-  const json =
-    messageStart(call, messageId, timestampOf(params.timestamp, call)) +
-    identity(params.userId, params.anonymousId) +
-    stringMember(',"name":', optionalString(params.name, '.name', call)) +
-    stringMember(',"category":', optionalString(params.category, '.category', call)) +
-    objectMember(',"properties":', pageProperties(params), call) +
-    objectMember(',"integrations":', params.integrations, call) +
-    messageEnd(params.context, call)
-  return { type: call, messageId, json }
+  const message = start(call, params, params.userId, params.anonymousId)
+  message.string(',"name":"', optionalString(params.name, '.name', call))
+  message.string(',"category":"', optionalString(params.category, '.category', call))
+  message.object(',"properties":', pageProperties(params), call)
+  message.object(',"integrations":', params.integrations, call)
+  return message.end(params.context, call)
 }
 
 export function screenMessage(params: ScreenParams): Serialized {
   const call = 'screen'
   expectParams(params, call)
   expectIdentity(params.userId, params.anonymousId, call)
-  const messageId = messageIdOf(params.messageId, call)
-  const json =
-    messageStart(call, messageId, timestampOf(params.timestamp, call)) +
-    identity(params.userId, params.anonymousId) +
-    stringMember(',"name":', optionalString(params.name, '.name', call)) +
-    stringMember(',"category":', optionalString(params.category, '.category', call)) +
-    objectMember(',"properties":', params.properties, call) +
-    objectMember(',"integrations":', params.integrations, call) +
-    messageEnd(params.context, call)
-  return { type: call, messageId, json }
+  const message = start(call, params, params.userId, params.anonymousId)
+  message.string(',"name":"', optionalString(params.name, '.name', call))
+  message.string(',"category":"', optionalString(params.category, '.category', call))
+  message.object(',"properties":', params.properties, call)
+  message.object(',"integrations":', params.integrations, call)
+  return message.end(params.context, call)
 }
 
 export function groupMessage(params: GroupParams): Serialized {
@@ -120,15 +109,11 @@ export function groupMessage(params: GroupParams): Serialized {
   expectParams(params, call)
   expectIdentity(params.userId, params.anonymousId, call)
   const groupId = requiredString(params.groupId, '.groupId', call, 'the group identifier')
-  const messageId = messageIdOf(params.messageId, call)
-  const json =
-    messageStart(call, messageId, timestampOf(params.timestamp, call)) +
-    identity(params.userId, params.anonymousId) +
-    stringMember(',"groupId":', groupId) +
-    objectMember(',"traits":', params.traits, call) +
-    objectMember(',"integrations":', params.integrations, call) +
-    messageEnd(params.context, call)
-  return { type: call, messageId, json }
+  const message = start(call, params, params.userId, params.anonymousId)
+  message.string(',"groupId":"', groupId)
+  message.object(',"traits":', params.traits, call)
+  message.object(',"integrations":', params.integrations, call)
+  return message.end(params.context, call)
 }
 
 export function aliasMessage(params: AliasParams): Serialized {
@@ -137,12 +122,8 @@ export function aliasMessage(params: AliasParams): Serialized {
   const userId = requiredString(params.userId, '.userId', call, 'the new identity')
   const previousId = requiredString(params.previousId, '.previousId', call, 'the identity to alias from')
   const anonymousId = optionalString(params.anonymousId, '.anonymousId', call)
-  const messageId = messageIdOf(params.messageId, call)
-  const json =
-    messageStart(call, messageId, timestampOf(params.timestamp, call)) +
-    identity(userId, anonymousId) +
-    stringMember(',"previousId":', previousId) +
-    objectMember(',"integrations":', params.integrations, call) +
-    messageEnd(params.context, call)
-  return { type: call, messageId, json }
+  const message = start(call, params, userId, anonymousId)
+  message.string(',"previousId":"', previousId)
+  message.object(',"integrations":', params.integrations, call)
+  return message.end(params.context, call)
 }

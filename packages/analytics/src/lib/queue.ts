@@ -84,6 +84,7 @@ export class BatchQueue {
     const open = this.open
     if (open === undefined) return undefined
     this.open = undefined
+    open.seal()
     this.ready.push(open)
     return open
   }

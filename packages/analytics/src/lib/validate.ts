@@ -1,6 +1,5 @@
 import { isoNow } from './clock.ts'
 import { ValidationError } from './errors.ts'
-import { uuid } from './uuid.ts'
 
 // Each helper checks one field of a call and returns the value to send, so a builder reads as a
 // list of fields. Messages name the call and the field: "track() needs .event …".
@@ -83,9 +82,4 @@ export function timestampOf(value: unknown, call: string): string {
     )
   }
   return date.toISOString()
-}
-
-/** The given `messageId`, else a random UUID. */
-export function messageIdOf(value: unknown, call: string): string {
-  return optionalString(value, '.messageId', call) ?? uuid()
 }
