@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { machine, runJson, startProcess, stop } from './lib/processes.ts'
+import { measureThreadCpu, type ThreadCpu } from './lib/thread-cpu.ts'
 
 const quick = process.argv.includes('--quick')
 const durationMs = quick ? 1_500 : 8_000
@@ -20,14 +21,34 @@ interface LoadResult {
   statuses: Record<string, number>
   seconds: number
   eventsPerSecond: number
+  /** The load generator's own CPU over the run. */
+  cpuMs: number
 }
 
-async function measureBaseline(): Promise<LoadResult> {
+interface Measured extends LoadResult {
+  /** The server process's CPU over the same run, by thread kind. */
+  server: ThreadCpu | null
+}
+
+/** Microseconds of CPU per request: where the budget goes (the machine's cores are shared by all). */
+function cpuPerRequest(run: Measured) {
+  const us = (ms: number) => Math.round((ms * 1000) / Math.max(1, run.requests))
+  return {
+    loadGenerator: us(run.cpuMs),
+    server: run.server ? us(run.server.totalMs) : null,
+    serverMainThread: run.server ? us(run.server.byKind.main) : null,
+    serverStoreThread: run.server ? us(run.server.byKind.workers) : null,
+    serverV8Helpers: run.server ? us(run.server.byKind.v8) : null,
+  }
+}
+
+async function measureBaseline(): Promise<Measured> {
   const { child, match } = await startProcess([join(import.meta.dirname, 'lib/noop-server.ts')], /^(\d+)$/m)
   try {
     const url = `http://127.0.0.1:${match[1]}/v1/batch`
     await runJson<LoadResult>([loadGenerator, url, 'k', String(perRequest), String(connections), '500'])
-    return await runJson<LoadResult>([
+    const cpu = measureThreadCpu(child.pid!)
+    const load = await runJson<LoadResult>([
       loadGenerator,
       url,
       'k',
@@ -35,12 +56,13 @@ async function measureBaseline(): Promise<LoadResult> {
       String(connections),
       String(durationMs),
     ])
+    return { ...load, server: cpu() }
   } finally {
     await stop(child)
   }
 }
 
-async function measureSluice(synchronous: 'FULL' | 'NORMAL'): Promise<LoadResult> {
+async function measureSluice(synchronous: 'FULL' | 'NORMAL'): Promise<Measured> {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-'))
   const { child, match } = await startProcess(
     [join(root, 'packages/server/src/cli.ts'), 'start'],
@@ -50,7 +72,8 @@ async function measureSluice(synchronous: 'FULL' | 'NORMAL'): Promise<LoadResult
   try {
     const url = `${match[1]}/v1/batch`
     await runJson<LoadResult>([loadGenerator, url, match[2]!, String(perRequest), String(connections), '500'])
-    return await runJson<LoadResult>([
+    const cpu = measureThreadCpu(child.pid!)
+    const load = await runJson<LoadResult>([
       loadGenerator,
       url,
       match[2]!,
@@ -58,6 +81,7 @@ async function measureSluice(synchronous: 'FULL' | 'NORMAL'): Promise<LoadResult
       String(connections),
       String(durationMs),
     ])
+    return { ...load, server: cpu() }
   } finally {
     await stop(child)
     await rm(dataDir, { recursive: true, force: true })
@@ -82,6 +106,7 @@ const result = {
     },
     synchronousNormal: { eventsPerSecond: Math.round(normal.eventsPerSecond), errors: normal.errors },
   },
+  cpuPerRequestUs: { baseline: cpuPerRequest(baseline), sluice: cpuPerRequest(full) },
   ratio: Number(ratio.toFixed(3)),
   goal: 0.5,
   pass: ratio >= 0.5,
@@ -96,6 +121,8 @@ const table = [
   `| Sluice /v1/batch, durable (SQLite synchronous=FULL, default) | ${result.sluice.synchronousFull.eventsPerSecond} | ${ratio.toFixed(2)} |`,
   `| Sluice /v1/batch (SQLite synchronous=NORMAL) | ${result.sluice.synchronousNormal.eventsPerSecond} | ${(normal.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)} |`,
   '',
+  `CPU per request (µs, ${perRequest} events): no-op server ${result.cpuPerRequestUs.baseline.server ?? '—'} + load generator ${result.cpuPerRequestUs.baseline.loadGenerator}; ` +
+    `Sluice ${result.cpuPerRequestUs.sluice.server ?? '—'} (main thread ${result.cpuPerRequestUs.sluice.serverMainThread ?? '—'}, store thread ${result.cpuPerRequestUs.sluice.serverStoreThread ?? '—'}, V8 helpers ${result.cpuPerRequestUs.sluice.serverV8Helpers ?? '—'}) + load generator ${result.cpuPerRequestUs.sluice.loadGenerator}`,
   `Goal: ratio ≥ 0.5 → ${result.pass ? 'pass' : 'short'}`,
 ].join('\n')
 console.log(table)

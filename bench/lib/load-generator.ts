@@ -30,6 +30,7 @@ let errors = 0
 const statuses: Record<string, number> = {}
 const deadline = Date.now() + durationMs
 const started = performance.now()
+const cpuAtStart = process.cpuUsage()
 
 async function worker(): Promise<void> {
   while (Date.now() < deadline) {
@@ -52,7 +53,8 @@ async function worker(): Promise<void> {
 
 await Promise.all(Array.from({ length: connections }, worker))
 const seconds = (performance.now() - started) / 1000
+const cpu = process.cpuUsage(cpuAtStart)
 await pool.close()
 process.stdout.write(
-  `${JSON.stringify({ requests, events: requests * perRequest, errors, statuses, seconds, eventsPerSecond: (requests * perRequest) / seconds })}\n`,
+  `${JSON.stringify({ requests, events: requests * perRequest, errors, statuses, seconds, eventsPerSecond: (requests * perRequest) / seconds, cpuMs: (cpu.user + cpu.system) / 1000 })}\n`,
 )
