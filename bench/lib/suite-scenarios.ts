@@ -72,6 +72,19 @@ const ingest: Scenario = {
           goal: 'reported',
           pass: null,
         },
+        {
+          figure: `CPU per request, all Sluice threads (main ${r.cpuPerRequestUs?.sluice?.serverMainThread ?? '—'} µs, store ${r.cpuPerRequestUs?.sluice?.serverStoreThread ?? '—'} µs, V8 helpers ${r.cpuPerRequestUs?.sluice?.serverV8Helpers ?? '—'} µs)`,
+          value: num(r.cpuPerRequestUs?.sluice?.server),
+          unit: 'µs',
+          baseline: {
+            name: 'the no-op server, same requests',
+            value: num(r.cpuPerRequestUs?.baseline?.server),
+            unit: 'µs',
+          },
+          ratio: ratioOf(num(r.cpuPerRequestUs?.sluice?.server), num(r.cpuPerRequestUs?.baseline?.server)),
+          goal: 'reported',
+          pass: null,
+        },
       ],
       problems,
     }
