@@ -23,6 +23,10 @@ interface Rate {
   seconds: number
   perSecond: number
   peakRssMb?: number
+  /** raw-post: CPU time per request (its one thread). */
+  cpuUsPerRequest?: number
+  /** drain-backlog: CPU time per delivery, of the main thread and of the whole process (with the store thread). */
+  cpuUsPerDelivery?: { mainThread: number; process: number }
 }
 
 async function measureRates(): Promise<{ raw: Rate; sluice: Rate }> {
@@ -164,8 +168,16 @@ const result = {
   machine: machine(),
   backlog,
   concurrency,
-  raw: { name: 'raw undici POST, same body, same receiver', perSecond: Math.round(rates.raw.perSecond) },
-  sluice: { perSecond: Math.round(rates.sluice.perSecond), peakRssMb: rates.sluice.peakRssMb },
+  raw: {
+    name: 'raw undici POST, same body, same receiver',
+    perSecond: Math.round(rates.raw.perSecond),
+    cpuUsPerRequest: rates.raw.cpuUsPerRequest,
+  },
+  sluice: {
+    perSecond: Math.round(rates.sluice.perSecond),
+    peakRssMb: rates.sluice.peakRssMb,
+    cpuUsPerDelivery: rates.sluice.cpuUsPerDelivery,
+  },
   ratio: Number(ratio.toFixed(3)),
   latency: {
     eventsPerSecond,
@@ -188,6 +200,12 @@ const table = [
   `| Ack → receipt p50 at ${eventsPerSecond} events/s | ${result.latency.p50Ms} ms | — | — | ≤ 10 ms ${latency.p50 <= 10 ? 'pass' : 'short'} |`,
   `| Ack → receipt p99 at ${eventsPerSecond} events/s | ${result.latency.p99Ms} ms | — | — | ≤ 50 ms ${latency.p99 <= 50 ? 'pass' : 'short'} |`,
   '',
+  ...(latencyOnly
+    ? []
+    : [
+        // Both sides share two cores with the receiver, so CPU per request explains the rate ratio.
+        `CPU per request: raw undici ${rates.raw.cpuUsPerRequest} µs; Sluice main thread ${rates.sluice.cpuUsPerDelivery?.mainThread} µs, whole process (with the store thread) ${rates.sluice.cpuUsPerDelivery?.process} µs.`,
+      ]),
   `Latency is measured after a ${warmupSeconds} s warm-up at the same rate; the warm-up's own p99 (cold start) was ${latency.coldP99.toFixed(1)} ms.`,
 ].join('\n')
 console.log(table)

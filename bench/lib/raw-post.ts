@@ -21,6 +21,7 @@ const body = Buffer.from(
   }),
 )
 let next = 0
+const cpuBefore = process.cpuUsage()
 const started = performance.now()
 async function worker(): Promise<void> {
   while (next < count) {
@@ -36,5 +37,9 @@ async function worker(): Promise<void> {
 }
 await Promise.all(Array.from({ length: connections }, worker))
 const seconds = (performance.now() - started) / 1000
+// CPU time per request (one thread does all the work here), comparable with drain-backlog's.
+const cpu = process.cpuUsage(cpuBefore)
 await pool.close()
-process.stdout.write(`${JSON.stringify({ count, seconds, perSecond: count / seconds })}\n`)
+process.stdout.write(
+  `${JSON.stringify({ count, seconds, perSecond: count / seconds, cpuUsPerRequest: Math.round(((cpu.user + cpu.system) / count) * 10) / 10 })}\n`,
+)

@@ -11,7 +11,7 @@ import type { ClaimedDelivery, DeliveryAttempt, DeliveryOutcome, WebhooksSetting
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import { nextAttempt, type RetrySettings } from './retry-policy.ts'
 import { serializeMessage, shapeMessage } from './shape.ts'
-import { signBody } from './signing.ts'
+import { signBody, signingKey } from './signing.ts'
 
 export interface PreparedRequest {
   /** The exact bytes sent, and signed. */
@@ -25,7 +25,8 @@ export function prepareRequest(
   settings: WebhooksSettings,
 ): PreparedRequest {
   const body = serializeMessage(shapeMessage(payload))
-  return { body, signature: settings.sharedSecret ? signBody(body, settings.sharedSecret) : undefined }
+  const secret = settings.sharedSecret
+  return { body, signature: secret ? signBody(body, signingKey(secret)) : undefined }
 }
 
 /** POSTs to every configured URL not in `closedUrls`, in parallel; one result per URL. */

@@ -8,9 +8,9 @@
  * - Latency: the ingest pipeline wakes the engine after each commit that created deliveries; timers
  *   cover retries coming due; a slow poll is only the fallback.
  * - Crash safety: a claim is a lease in the store. If this process dies, the lease runs out and the
- *   delivery is claimed again. Outcomes are written as soon as a request settles (grouped into one
- *   transaction per event-loop turn), so after `kill -9` only deliveries whose success was not yet
- *   recorded are sent again.
+ *   delivery is claimed again. Outcomes are written as soon as requests settle (group commits, see
+ *   `recordOutcome`), so after `kill -9` only deliveries whose success was not yet recorded are sent
+ *   again.
  */
 import type { Logger } from '../lib/logger.ts'
 import type { ClaimedDelivery, DeliveryOutcome, Destination, Store } from '../store/store.ts'
@@ -31,6 +31,7 @@ export interface DeliveryEngineOptions {
   pollIntervalMs?: number
 }
 
+/** How long the first outcome after a quiet spell waits for others to share its commit. */
 const OUTCOME_GROUPING_MS = 5
 
 interface DestinationSlot {
@@ -59,9 +60,17 @@ export class DeliveryEngine {
   private pumpAgain = false
   private wakeScheduled = false
   private timer: NodeJS.Timeout | undefined
-  private readonly inFlight = new Set<Promise<void>>()
+  /** When `timer` fires; Infinity when none is armed. */
+  private timerAt = Number.POSITIVE_INFINITY
+  /** Requests in flight over all destinations, and who waits for them to end (`stop`). */
+  private sending = 0
+  private allSent: (() => void) | null = null
   private pendingOutcomes: { outcome: DeliveryOutcome; slot: DestinationSlot }[] = []
+  /** The commit loop, while it runs. */
   private recording: Promise<void> | null = null
+  private groupTimer: NodeJS.Timeout | undefined
+  /** Outcomes that start a commit at once instead of waiting out the grouping delay. */
+  private readonly groupSize: number
   private unwatch: Promise<(() => Promise<void>) | undefined> | undefined
 
   constructor(options: DeliveryEngineOptions) {
@@ -72,6 +81,7 @@ export class DeliveryEngine {
     this.leaseMs = options.leaseMs ?? 30_000
     this.concurrency = options.concurrencyPerDestination ?? 32
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000
+    this.groupSize = Math.max(1, Math.floor(this.concurrency / 2))
     if (this.leaseMs <= this.retry.requestTimeoutMs) {
       throw new Error(`The delivery lease (${this.leaseMs} ms) must be longer than the request timeout.`)
     }
@@ -112,6 +122,7 @@ export class DeliveryEngine {
   async stop(): Promise<void> {
     this.running = false
     clearTimeout(this.timer)
+    this.timerAt = Number.POSITIVE_INFINITY
     const unwatch = await this.unwatch
     await unwatch?.()
     // Claimed but never sent: hand them back so they go out at once after a restart, not after the lease.
@@ -124,7 +135,11 @@ export class DeliveryEngine {
         'releasing unsent claims failed; they return when their lease runs out',
       )
     })
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
+    while (this.sending > 0) {
+      await new Promise<void>((resolve) => {
+        this.allSent = resolve
+      })
+    }
     await this.flushOutcomes()
   }
 
@@ -232,17 +247,14 @@ export class DeliveryEngine {
       slot.inFlight + slot.unrecorded < 2 * this.concurrency &&
       slot.ready.length > 0
     ) {
-      this.track(this.deliver(slot, slot.ready.shift()!))
+      void this.deliver(slot, slot.ready.shift()!)
     }
   }
 
-  private track(work: Promise<void>): void {
-    this.inFlight.add(work)
-    void work.finally(() => this.inFlight.delete(work))
-  }
-
+  /** Never rejects: every failure becomes a recorded outcome. */
   private async deliver(slot: DestinationSlot, delivery: ClaimedDelivery): Promise<void> {
     slot.inFlight++
+    this.sending++
     const { destination } = slot
     try {
       const request = prepareRequest(delivery.payload, destination.settings)
@@ -273,27 +285,38 @@ export class DeliveryEngine {
       })
     } finally {
       slot.inFlight--
+      if (--this.sending === 0) this.allSent?.()
       this.startReady(slot)
       this.wake()
     }
   }
 
-  /** Outcomes settled in one event-loop turn are committed together. */
+  /**
+   * Group commit. Each commit is one fsynced transaction, so outcomes share commits: while one runs,
+   * those that settle meanwhile gather and go in the next, which starts as soon as it returns. After a
+   * quiet spell, the first outcome waits a few milliseconds for company, or until `groupSize` have
+   * gathered. The receiver already has the message, so none of this adds to delivery latency. It
+   * only holds slots: a settled but unrecorded success still counts against its destination
+   * (`startReady`), which is what bounds the duplicates a crash can cause; so under load a commit
+   * starts without waiting out the delay, before the unrecorded outcomes stall the destination.
+   */
   private recordOutcome(slot: DestinationSlot, outcome: DeliveryOutcome): void {
     slot.unrecorded++
     this.pendingOutcomes.push({ outcome, slot })
-    if (!this.recording) this.recording = this.flushSoon()
+    if (this.recording) return // the running commit loop takes it next
+    if (this.pendingOutcomes.length >= this.groupSize) void this.flushOutcomes()
+    else this.groupTimer ??= setTimeout(() => void this.flushOutcomes(), OUTCOME_GROUPING_MS)
   }
 
-  private async flushSoon(): Promise<void> {
-    // A few milliseconds gather the outcomes of many requests into one fsynced commit. The receiver
-    // already has the message, so this adds nothing to delivery latency; it only widens the window in
-    // which a crash makes a success unrecorded (and re-sent) by those few milliseconds.
-    await new Promise((resolve) => setTimeout(resolve, OUTCOME_GROUPING_MS))
-    await this.flushOutcomes()
+  /** Commits every pending outcome; resolves when they (and any that arrive meanwhile) are committed. */
+  private flushOutcomes(): Promise<void> {
+    clearTimeout(this.groupTimer)
+    this.groupTimer = undefined
+    if (!this.recording && this.pendingOutcomes.length > 0) this.recording = this.commitOutcomes()
+    return this.recording ?? Promise.resolve()
   }
 
-  private async flushOutcomes(): Promise<void> {
+  private async commitOutcomes(): Promise<void> {
     while (this.pendingOutcomes.length > 0) {
       const batch = this.pendingOutcomes
       this.pendingOutcomes = []
@@ -312,12 +335,22 @@ export class DeliveryEngine {
     this.recording = null
   }
 
+  /**
+   * Pumps again at `nextDue` or after the poll interval, whichever is first. A timer already armed for
+   * no later than that is kept: pumping early is harmless, and re-arming after every pump (thousands
+   * a second under load) is not free.
+   */
   private scheduleTimer(nextDue: number | null): void {
     if (!this.running) return
-    clearTimeout(this.timer)
     const now = Date.now()
-    const at = Math.min(nextDue ?? Number.POSITIVE_INFINITY, now + this.pollIntervalMs)
-    this.timer = setTimeout(() => void this.pump(), Math.max(5, at - now))
+    const at = Math.max(now + 5, Math.min(nextDue ?? Number.POSITIVE_INFINITY, now + this.pollIntervalMs))
+    if (this.timerAt <= at && this.timerAt > now) return
+    clearTimeout(this.timer)
+    this.timerAt = at
+    this.timer = setTimeout(() => {
+      this.timerAt = Number.POSITIVE_INFINITY
+      void this.pump()
+    }, at - now)
     this.timer.unref()
   }
 }

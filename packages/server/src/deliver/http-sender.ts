@@ -11,20 +11,27 @@
  * - SSRF: every connection goes through the guard in ssrf.ts (IP-literal hosts here, host names in
  *   the pinned lookup), unless `allowPrivate`.
  * - Time: one deadline of `timeoutMs` (5 s) for connecting, sending and receiving the response
- *   headers. Then at most `excerptWaitMs` more for the first 1 KB of the body; the rest is discarded
- *   (the connection is closed rather than drained), so a huge or trickling body costs nothing.
+ *   headers, counted from `send`; past it the attempt is a timeout, whatever undici is doing. Then at
+ *   most `excerptWaitMs` more for the first 1 KB of the body; the rest is discarded (the connection
+ *   is closed rather than drained), so a huge or trickling body costs nothing.
+ *
+ * Cost: this runs thousands of times a second, so each attempt is one undici dispatch handler
+ * (`Attempt`): no response stream, async iterator, AbortController or timer of its own. Deadlines
+ * are two shared FIFO lists with one timer each (deadlines.ts); URLs and header lists are parsed and
+ * built once per URL and settings object, not per request.
  *
  * Isolation: undici's Agent keeps one pool per origin (scheme://host:port) with keep-alive and at most
  * `connectionsPerOrigin` sockets. A hanging endpoint can therefore hold only its own pool's sockets,
  * and only until the deadline aborts them (an aborted request destroys its socket). Pools never share
  * sockets or queues across origins. Requests beyond `connectionsPerOrigin` to one origin wait in that
- * origin's queue, inside their own deadline, so the delivery engine should keep per-endpoint
- * concurrency at or below `connectionsPerOrigin`.
+ * origin's queue, inside their own deadline (one that runs out there is reported as a timeout at
+ * once, and never sent), so the delivery engine should keep per-endpoint concurrency at or below
+ * `connectionsPerOrigin`.
  */
-import { STATUS_CODES } from 'node:http'
-import type { Readable } from 'node:stream'
+import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http'
 import { StringDecoder } from 'node:string_decoder'
-import { Agent, buildConnector } from 'undici'
+import { Agent, buildConnector, type Dispatcher } from 'undici'
+import { type DeadlineEntry, DeadlineList } from './deadlines.ts'
 import {
   type AttemptVerdict,
   classifyAttempt,
@@ -94,6 +101,15 @@ export class WebhookSender {
   readonly userAgent: string
   readonly connectionsPerOrigin: number
   readonly #agent: Agent
+  readonly #deadlines: AttemptDeadlines
+  /** Parsed URLs (or why one cannot be sent to): a destination's few URLs are sent to again and again. */
+  readonly #targets = new Map<string, Target | string>()
+  /**
+   * The header list for each static-header object. Settings objects are replaced, never changed, when
+   * destinations are reloaded, so the object identifies its list. Lists are shared: never mutated.
+   */
+  readonly #headerLists = new WeakMap<Record<string, string>, string[]>()
+  readonly #defaultHeaders: string[]
 
   constructor(options: WebhookSenderOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_RETRY_SETTINGS.requestTimeoutMs
@@ -101,6 +117,12 @@ export class WebhookSender {
     this.userAgent = options.userAgent ?? USER_AGENT
     this.connectionsPerOrigin = options.connectionsPerOrigin ?? 16
     const allowPrivate = options.allowPrivate ?? false
+    this.#deadlines = {
+      timeoutMs: this.timeoutMs,
+      awaitingHeaders: new DeadlineList(this.timeoutMs, (attempt) => attempt.timeOut()),
+      readingExcerpt: new DeadlineList(this.excerptWaitMs, (attempt) => attempt.endExcerpt()),
+    }
+    this.#defaultHeaders = this.#headerList(undefined)
 
     const dial = buildConnector({
       // Host names: resolved once, every address checked, the checked addresses dialled (pinned).
@@ -123,6 +145,7 @@ export class WebhookSender {
       connections: this.connectionsPerOrigin,
       pipelining: 1,
       allowH2: false,
+      // Backstops only: the attempt's own deadline (one shared timer) ends it first.
       connectTimeout: this.timeoutMs,
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
@@ -130,86 +153,232 @@ export class WebhookSender {
   }
 
   /** Makes one attempt. Resolves (never rejects) with what happened. */
-  async send(request: SendRequest): Promise<AttemptResult> {
+  send(request: SendRequest): Promise<AttemptResult> {
     const attemptedAt = Date.now()
     const started = performance.now()
-    const elapsed = () => Math.round(performance.now() - started)
-
-    const url = parseHttpUrl(request.url)
-    if (typeof url === 'string') {
-      return failure(request.url, attemptedAt, 0, 'invalid_url', url)
+    const target = this.#target(request.url)
+    if (typeof target === 'string') {
+      return Promise.resolve(failure(request.url, attemptedAt, 0, 'invalid_url', target))
     }
-
-    const controller = new AbortController()
-    let timedOut = false
-    const deadline = setTimeout(() => {
-      timedOut = true
-      controller.abort()
-    }, this.timeoutMs)
-
-    try {
-      const response = await this.#agent.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        headers: this.#headers(request),
-        body: request.body,
-        signal: controller.signal,
-      })
-      clearTimeout(deadline)
-      const latencyMs = elapsed()
-      const responseExcerpt = await readExcerpt(response.body, RESPONSE_EXCERPT_BYTES, this.excerptWaitMs)
-      return fromResponse(
-        request.url,
-        attemptedAt,
-        latencyMs,
-        response.statusCode,
-        response.headers,
-        responseExcerpt,
+    const headers = this.#headers(request)
+    return new Promise<AttemptResult>((resolve) => {
+      const attempt = new Attempt(request.url, target, attemptedAt, started, this.#deadlines, resolve)
+      this.#deadlines.awaitingHeaders.add(attempt, started)
+      // Never throws: undici reports invalid options to the handler's onResponseError.
+      this.#agent.dispatch(
+        { origin: target.origin, path: target.path, method: 'POST', headers, body: request.body },
+        attempt,
       )
-    } catch (error) {
-      const latencyMs = elapsed()
-      if (timedOut) {
-        return failure(
-          request.url,
-          attemptedAt,
-          latencyMs,
-          'timeout',
-          `No response within ${this.timeoutMs} ms.`,
-        )
-      }
-      const { kind, text } = describeError(error, url, this.timeoutMs)
-      return failure(request.url, attemptedAt, latencyMs, kind, text)
-    } finally {
-      clearTimeout(deadline)
-    }
+    })
   }
 
   /** Closes idle keep-alive sockets and waits for requests in flight. */
   async close(): Promise<void> {
     await this.#agent.close()
+    this.#deadlines.awaitingHeaders.clear()
+    this.#deadlines.readingExcerpt.clear()
   }
 
-  #headers(request: SendRequest): Record<string, string> {
-    const headers: Record<string, string> = {}
-    for (const [name, value] of Object.entries(request.headers ?? {})) {
-      if (!RESERVED.has(name.toLowerCase())) headers[name] = value
+  #target(url: string): Target | string {
+    let target = this.#targets.get(url)
+    if (target === undefined) {
+      // Bounded: URLs come from destination settings, so this only fills up if they keep changing.
+      if (this.#targets.size >= 1_000) this.#targets.clear()
+      target = parseHttpUrl(url)
+      this.#targets.set(url, target)
     }
-    headers['user-agent'] = this.userAgent
-    headers['content-type'] = 'application/json'
-    if (request.signature !== undefined) headers['x-signature'] = request.signature
-    return headers
+    return target
+  }
+
+  #headers(request: SendRequest): string[] {
+    let list = this.#defaultHeaders
+    if (request.headers !== undefined) {
+      const cached = this.#headerLists.get(request.headers)
+      if (cached) list = cached
+      else {
+        list = this.#headerList(request.headers)
+        this.#headerLists.set(request.headers, list)
+      }
+    }
+    return request.signature === undefined ? list : [...list, 'x-signature', request.signature]
+  }
+
+  /** Static headers first, then Sluice's own, as the flat name/value list undici takes. */
+  #headerList(headers: Record<string, string> | undefined): string[] {
+    const list: string[] = []
+    for (const [name, value] of Object.entries(headers ?? {})) {
+      if (!RESERVED.has(name.toLowerCase())) list.push(name, value)
+    }
+    list.push('user-agent', this.userAgent, 'content-type', 'application/json')
+    return list
   }
 }
 
-/** The URL, or why it cannot be sent to. */
-function parseHttpUrl(text: string): URL | string {
+/** What a request needs from its URL. */
+interface Target {
+  origin: string
+  /** Path and query. */
+  path: string
+  /** For error messages. */
+  host: string
+  hostname: string
+}
+
+/** A sender's two deadlines, shared by its attempts. */
+interface AttemptDeadlines {
+  timeoutMs: number
+  /** Attempts waiting for response headers, oldest first: the request deadline. */
+  awaitingHeaders: DeadlineList<Attempt>
+  /** Attempts reading their response excerpt, oldest first: the excerpt wait. */
+  readingExcerpt: DeadlineList<Attempt>
+}
+
+/** Passed to `abort`, which closes the socket; the attempt has already settled, so nobody reads it. */
+const CLOSING = new Error('Sluice closed the connection: the attempt is over.')
+
+/**
+ * One attempt as an undici dispatch handler. The response is consumed in the handler's callbacks:
+ * no response stream, async iterator or AbortController per request. The excerpt is the first
+ * `RESPONSE_EXCERPT_BYTES` of the body, collected as it arrives. A body that ends in time leaves the
+ * socket for reuse; at the limit, or when the excerpt wait runs out, the socket is closed rather
+ * than drained, so a huge or trickling body costs nothing.
+ */
+class Attempt implements Dispatcher.DispatchHandler, DeadlineEntry {
+  deadline = 0
+  newer: DeadlineEntry | null = null
+  older: DeadlineEntry | null = null
+  listedIn: object | null = null
+
+  readonly #url: string
+  readonly #target: Target
+  readonly #attemptedAt: number
+  readonly #started: number
+  readonly #deadlines: AttemptDeadlines
+  readonly #resolve: (result: AttemptResult) => void
+  #controller: Dispatcher.DispatchController | null = null
+  #settled = false
+  #timedOut = false
+  /** 0 until the response headers arrive. */
+  #statusCode = 0
+  #headers: IncomingHttpHeaders = {}
+  #latencyMs = 0
+  #chunks: Buffer[] = []
+  #size = 0
+
+  constructor(
+    url: string,
+    target: Target,
+    attemptedAt: number,
+    started: number,
+    deadlines: AttemptDeadlines,
+    resolve: (result: AttemptResult) => void,
+  ) {
+    this.#url = url
+    this.#target = target
+    this.#attemptedAt = attemptedAt
+    this.#started = started
+    this.#deadlines = deadlines
+    this.#resolve = resolve
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    // Timed out while it waited for a connection: it must not be sent late.
+    if (this.#settled) controller.abort(CLOSING)
+    else this.#controller = controller
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    if (this.#settled || statusCode < 200) return // 1xx: informational, the real answer follows
+    const now = performance.now()
+    this.#latencyMs = Math.round(now - this.#started)
+    this.#statusCode = statusCode
+    this.#headers = headers
+    this.#deadlines.awaitingHeaders.remove(this)
+    this.#deadlines.readingExcerpt.add(this, now)
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#settled) return
+    this.#chunks.push(chunk)
+    this.#size += chunk.length
+    if (this.#size >= RESPONSE_EXCERPT_BYTES) {
+      this.#settleWithResponse()
+      controller.abort(CLOSING)
+    }
+  }
+
+  onResponseEnd(): void {
+    if (!this.#settled) this.#settleWithResponse()
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    if (this.#settled) return
+    // The connection dropped mid-body: the answer stands, with what arrived of the excerpt.
+    if (this.#statusCode !== 0) {
+      this.#settleWithResponse()
+      return
+    }
+    const latencyMs = Math.round(performance.now() - this.#started)
+    const { timeoutMs } = this.#deadlines
+    if (this.#timedOut) {
+      this.#settle(
+        failure(this.#url, this.#attemptedAt, latencyMs, 'timeout', `No response within ${timeoutMs} ms.`),
+      )
+      return
+    }
+    const { kind, text } = describeError(error, this.#target, timeoutMs)
+    this.#settle(failure(this.#url, this.#attemptedAt, latencyMs, kind, text))
+  }
+
+  /** The request deadline passed without response headers. */
+  timeOut(): void {
+    this.#timedOut = true
+    // Started: aborting destroys its socket and reports through onResponseError. Still queued or
+    // connecting, nothing reports: settle here; onRequestStart aborts it if it ever gets a connection.
+    this.#controller?.abort(CLOSING)
+    if (!this.#settled) this.onResponseError(null, CLOSING)
+  }
+
+  /** The excerpt wait ran out: keep what arrived and close the socket instead of draining it. */
+  endExcerpt(): void {
+    if (this.#settled) return
+    this.#settleWithResponse()
+    this.#controller?.abort(CLOSING)
+  }
+
+  #settleWithResponse(): void {
+    this.#settle(
+      fromResponse(
+        this.#url,
+        this.#attemptedAt,
+        this.#latencyMs,
+        this.#statusCode,
+        this.#headers,
+        decodeExcerpt(this.#chunks, this.#size, RESPONSE_EXCERPT_BYTES),
+      ),
+    )
+  }
+
+  #settle(result: AttemptResult): void {
+    this.#settled = true
+    this.#deadlines.awaitingHeaders.remove(this)
+    this.#deadlines.readingExcerpt.remove(this)
+    this.#resolve(result)
+  }
+}
+
+/** What to dial and request for the URL, or why it cannot be sent to. */
+function parseHttpUrl(text: string): Target | string {
   if (!URL.canParse(text)) return `Not an absolute URL: ${JSON.stringify(text)}.`
   const url = new URL(text)
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return `Only http:// and https:// URLs can receive webhooks, not ${url.protocol}//.`
   }
-  return url
+  return { origin: url.origin, path: `${url.pathname}${url.search}`, host: url.host, hostname: url.hostname }
 }
 
 function fromResponse(
@@ -217,7 +386,7 @@ function fromResponse(
   attemptedAt: number,
   latencyMs: number,
   statusCode: number,
-  headers: Record<string, string | string[] | undefined>,
+  headers: IncomingHttpHeaders,
   responseExcerpt: string,
 ): AttemptResult {
   const outcome = classifyAttempt({ statusCode })
@@ -308,7 +477,11 @@ const TIMEOUT_CODES = new Set([
 ])
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'ENODATA'])
 
-function describeError(error: unknown, url: URL, timeoutMs: number): { kind: ErrorKind; text: string } {
+function describeError(
+  error: unknown,
+  url: Pick<Target, 'host' | 'hostname'>,
+  timeoutMs: number,
+): { kind: ErrorKind; text: string } {
   if (error instanceof SsrfRefusedError) return { kind: 'ssrf', text: error.message }
   const code = errorCode(error)
   // Node appends advice meant for Node users ("try running Node.js with --use-system-ca"): keep the first clause.
@@ -362,29 +535,20 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
 }
 
 /**
- * Reads at most `limit` bytes within `waitMs`, then destroys the body: undici closes that socket
- * instead of draining an unknown amount. A body that ended in time leaves the socket for reuse.
+ * The first `limit` bytes of the body as UTF-8 text. A multi-byte character cut at the end is dropped
+ * rather than mangled (StringDecoder.write holds it back); text ending in an ASCII byte has no such
+ * character, so it is decoded directly.
  */
-async function readExcerpt(body: Readable, limit: number, waitMs: number): Promise<string> {
-  const chunks: Buffer[] = []
-  let size = 0
-  const stop = setTimeout(() => body.destroy(), waitMs)
-  try {
-    for await (const chunk of body) {
-      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array)
-      chunks.push(bytes)
-      size += bytes.length
-      if (size >= limit) break
-    }
-  } catch {
-    // Destroyed by the wait limit, or the connection dropped mid-body: keep what arrived.
-  } finally {
-    clearTimeout(stop)
-    if (!body.readableEnded) body.destroy()
-  }
-  // StringDecoder.write holds back a multi-byte character cut at the limit instead of mangling it.
-  let text = new StringDecoder('utf8').write(Buffer.concat(chunks).subarray(0, limit))
+function decodeExcerpt(chunks: Buffer[], size: number, limit: number): string {
+  if (size === 0) return ''
+  const whole = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)
+  const bytes = size > limit ? whole.subarray(0, limit) : whole
+  let text =
+    (bytes[bytes.length - 1] as number) < 0x80
+      ? bytes.toString('utf8')
+      : new StringDecoder('utf8').write(bytes)
   // Invalid bytes decode to U+FFFD (3 bytes each); trim so the stored excerpt stays within the limit.
-  while (Buffer.byteLength(text) > limit) text = text.slice(0, -1)
+  // A UTF-16 unit is at most 3 UTF-8 bytes, so short text cannot be over and is not measured.
+  if (text.length * 3 > limit) while (Buffer.byteLength(text) > limit) text = text.slice(0, -1)
   return text
 }

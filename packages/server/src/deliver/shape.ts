@@ -211,13 +211,64 @@ function pageProperties(payload: JsonObject): JsonObject {
 
 /** The corrected `timestamp` set at ingest; `receivedAt` if it is somehow missing or unreadable. */
 function messageTimestamp(payload: JsonObject): string {
-  for (const candidate of [payload.timestamp, payload.receivedAt]) {
+  const timestamp = payload.timestamp
+  // Ingest stores the timestamp in exactly the form delivered: no Date round trip per delivery.
+  if (typeof timestamp === 'string' && isCanonicalIso(timestamp)) return timestamp
+  for (const candidate of [timestamp, payload.receivedAt]) {
     if (typeof candidate === 'string' || typeof candidate === 'number') {
       const date = new Date(candidate)
       if (!Number.isNaN(date.getTime())) return date.toISOString()
     }
   }
   throw new TypeError(`Message ${String(payload.messageId)} has no valid timestamp or receivedAt.`)
+}
+
+/**
+ * True when `text` is what `Date#toISOString` writes for some date in years 0000-9999
+ * (`2026-01-31T12:00:00.000Z`): the pattern, and a date and time that exist. Such text round-trips
+ * through Date unchanged, so it can be delivered as it is. Anything else (offsets, no milliseconds,
+ * 24:00, Feb 30, leap seconds) goes the Date way, which normalizes or refuses it.
+ */
+export function isCanonicalIso(text: string): boolean {
+  if (text.length !== 24 || text.charCodeAt(23) !== 0x5a /* Z */) return false
+  for (let i = 0; i < 23; i++) {
+    const code = text.charCodeAt(i)
+    const separator = ISO_SEPARATORS[i]
+    if (separator === undefined ? code < 0x30 || code > 0x39 : code !== separator) return false
+  }
+  const year = digits(text, 0, 4)
+  const month = digits(text, 5, 2)
+  const day = digits(text, 8, 2)
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    digits(text, 11, 2) <= 23 &&
+    digits(text, 14, 2) <= 59 &&
+    digits(text, 17, 2) <= 59
+  )
+}
+
+/** Character codes expected at the separator positions of `YYYY-MM-DDTHH:MM:SS.sss`; digits elsewhere. */
+const ISO_SEPARATORS: Readonly<Record<number, number>> = {
+  4: 0x2d, // -
+  7: 0x2d, // -
+  10: 0x54, // T
+  13: 0x3a, // :
+  16: 0x3a, // :
+  19: 0x2e, // .
+}
+
+function digits(text: string, from: number, count: number): number {
+  let value = 0
+  for (let i = from; i < from + count; i++) value = value * 10 + text.charCodeAt(i) - 0x30
+  return value
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31
 }
 
 function requiredString(payload: JsonObject, key: string): string {

@@ -8,11 +8,29 @@
  *
  * Verify the raw bytes: re-serializing parsed JSON can change them (spacing, escapes, key order).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto'
 
-/** Lower-case hex HMAC-SHA1 of `body` (a string is taken as its UTF-8 bytes). */
-export function signBody(body: Buffer | Uint8Array | string, secret: string): string {
+/**
+ * Lower-case hex HMAC-SHA1 of `body` (a string is taken as its UTF-8 bytes). `secret` may be the
+ * `signingKey` of the secret, which signs the same but skips turning the string into a key each time.
+ */
+export function signBody(body: Buffer | Uint8Array | string, secret: string | KeyObject): string {
   return createHmac('sha1', secret).update(body).digest('hex')
+}
+
+/** Destinations are few and their secrets change rarely; the bound only matters if they keep changing. */
+const MAX_CACHED_KEYS = 1_000
+const signingKeys = new Map<string, KeyObject>()
+
+/** The secret as a reusable key (its UTF-8 bytes, as `createHmac` takes a string), cached per secret. */
+export function signingKey(secret: string): KeyObject {
+  let key = signingKeys.get(secret)
+  if (key === undefined) {
+    if (signingKeys.size >= MAX_CACHED_KEYS) signingKeys.clear()
+    key = createSecretKey(Buffer.from(secret, 'utf8'))
+    signingKeys.set(secret, key)
+  }
+  return key
 }
 
 /** A SHA-1 digest in hex is always 40 characters. */

@@ -10,6 +10,7 @@ import {
   opensslHmacSha1,
   type Receiver,
   selfSignedCertificate,
+  sleep,
   startHttpsReceiver,
   startReceiver,
   unusedPort,
@@ -286,6 +287,66 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     const target = await receiver((_req, res) => res.writeHead(400).end(`${'a'.repeat(1023)}é and more`))
     const result = await sender().send({ url: target.url, body })
     assert.equal(result.responseExcerpt, 'a'.repeat(1023))
+  })
+
+  test('a body ending in half a character, or with invalid bytes: decoded as before, partial character dropped', async () => {
+    const half = Buffer.concat([Buffer.from('ok '), Buffer.from('€').subarray(0, 2)])
+    const target = await receiver((_req, res) => res.writeHead(500).end(half))
+    assert.equal((await sender().send({ url: target.url, body })).responseExcerpt, 'ok ')
+    const invalid = Buffer.from([0x61, 0xff, 0xe2, 0x82, 0x62])
+    const other = await receiver((_req, res) => res.writeHead(500).end(invalid))
+    assert.equal((await sender().send({ url: other.url, body })).responseExcerpt, 'a\ufffd\ufffdb')
+  })
+
+  test('an excerpt arriving in several chunks is joined', async () => {
+    const target = await receiver((_req, res) => {
+      res.writeHead(503, { 'content-type': 'text/plain' })
+      res.write('first,')
+      setTimeout(() => res.end('second'), 20)
+    })
+    const result = await sender().send({ url: target.url, body })
+    assertResult(result, { statusCode: 503, outcome: 'retryable' })
+    assert.equal(result.responseExcerpt, 'first,second')
+  })
+
+  test('a request still waiting for a connection at its deadline: timeout then, and never sent', async () => {
+    const hanging = await receiver(() => {})
+    const client = sender({ timeoutMs: 300, connectionsPerOrigin: 1 })
+    const started = Date.now()
+    const results = await Promise.all([
+      client.send({ url: `${hanging.url}/first`, body }),
+      client.send({ url: `${hanging.url}/queued`, body }),
+    ])
+    const took = Date.now() - started
+    for (const result of results) {
+      assertResult(result, { errorKind: 'timeout', outcome: 'retryable' })
+      assert.equal(result.errorText, 'No response within 300 ms.')
+    }
+    assert.ok(took >= 290 && took < 1000, `took ${took} ms`)
+    await sleep(100)
+    assert.deepEqual(
+      hanging.requests.map((request) => request.url),
+      ['/first'],
+      'the queued request was not sent after its deadline',
+    )
+  })
+
+  test('many concurrent attempts share the deadlines: each answered one settles, the hanging ones time out', async () => {
+    let calls = 0
+    const target = await receiver((_req, res) => {
+      calls++
+      if (calls % 3 !== 0) res.end('ok') // every third request hangs
+    })
+    const client = sender({ timeoutMs: 400, connectionsPerOrigin: 30 })
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => client.send({ url: target.url, body })),
+    )
+    const byKind = results.map((result) => result.errorKind ?? String(result.statusCode))
+    assert.equal(byKind.filter((kind) => kind === '200').length, 20)
+    assert.equal(byKind.filter((kind) => kind === 'timeout').length, 10)
+    for (const result of results.filter((r) => r.errorKind === 'timeout')) {
+      assert.ok(result.latencyMs >= 390 && result.latencyMs < 900, `${result.latencyMs} ms`)
+    }
   })
 
   test('invalid URLs are final without any network activity', async () => {

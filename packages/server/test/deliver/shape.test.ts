@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { isoTimestamp, serializeMessage, shapeDelete, shapeMessage } from '../../src/deliver/shape.ts'
+import fc from 'fast-check'
+import {
+  isCanonicalIso,
+  isoTimestamp,
+  serializeMessage,
+  shapeDelete,
+  shapeMessage,
+} from '../../src/deliver/shape.ts'
 
 /** Byte-for-byte: the serialized body must equal the hand-written expected object, member order included. */
 function assertBody(payload: Record<string, unknown>, expected: Record<string, unknown>): void {
@@ -340,6 +347,55 @@ describe('timestamps: ISO 8601 UTC with milliseconds', () => {
     assert.equal((shaped as { timestamp: string }).timestamp, '2026-01-31T12:00:01.000Z')
     assert.throws(() => shapeMessage({ type: 'identify', userId: 'u', messageId: 'm' }), /no valid timestamp/)
     assert.throws(() => shapeDelete({ userId: 'u', timestamp: 'nope' }), /Not a valid timestamp/)
+  })
+})
+
+describe('timestamps already in the delivered form are passed through unchanged', () => {
+  /** What delivery did before the fast path, for every timestamp: a Date round trip. */
+  const viaDate = (text: string) => {
+    const date = new Date(text)
+    return Number.isNaN(date.getTime()) ? null : date.toISOString()
+  }
+
+  test('exactly the texts a Date round trip leaves unchanged are recognized (any digits in the pattern)', () => {
+    const digits = (count: number) => fc.stringMatching(new RegExp(`^[0-9]{${count}}$`))
+    fc.assert(
+      fc.property(digits(4), digits(2), digits(2), digits(2), digits(2), digits(2), digits(3), (...parts) => {
+        const [year, month, day, hour, minute, second, ms] = parts
+        const text = `${year}-${month}-${day}T${hour}:${minute}:${second}.${ms}Z`
+        assert.equal(isCanonicalIso(text), viaDate(text) === text, text)
+      }),
+      { numRuns: 20_000 },
+    )
+  })
+
+  test('every toISOString of years 0000-9999 is recognized', () => {
+    const max = Date.UTC(9999, 11, 31, 23, 59, 59, 999)
+    fc.assert(
+      fc.property(fc.integer({ min: -62167219200000, max }), (ms) => {
+        assert.equal(isCanonicalIso(new Date(ms).toISOString()), true)
+      }),
+      { numRuns: 20_000 },
+    )
+  })
+
+  test('calendar edges, and what is not the delivered form', () => {
+    for (const text of ['2024-02-29T00:00:00.000Z', '2000-02-29T23:59:59.999Z', '0000-01-01T00:00:00.000Z']) {
+      assert.equal(isCanonicalIso(text), true, text)
+    }
+    for (const text of [
+      '2023-02-29T00:00:00.000Z', // Date rolls it to March 1st
+      '1900-02-29T00:00:00.000Z',
+      '2026-04-31T00:00:00.000Z',
+      '2026-01-31T24:00:00.000Z', // end of day: the next day's 00:00
+      '2026-01-31T23:59:60.000Z',
+      '2026-01-31T12:00:00Z',
+      '2026-01-31T12:00:00.000+00:00',
+      '2026-01-31T12:00:00.000z',
+      '+012026-01-31T12:00:00.000Z',
+    ]) {
+      assert.equal(isCanonicalIso(text), false, text)
+    }
   })
 })
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { serializeMessage, shapeMessage } from '../../src/deliver/shape.ts'
-import { signBody, verifySignature } from '../../src/deliver/signing.ts'
+import { signBody, signingKey, verifySignature } from '../../src/deliver/signing.ts'
 import { opensslHmacSha1 } from './receivers.ts'
 
 const bodies: Array<[string, Buffer]> = [
@@ -19,9 +19,18 @@ describe('signBody matches an independent HMAC-SHA1 (openssl dgst)', () => {
         const signature = signBody(body, secret)
         assert.match(signature, /^[0-9a-f]{40}$/, 'lower-case hex, 40 digits')
         assert.equal(signature, opensslHmacSha1(body, secret))
+        assert.equal(signBody(body, signingKey(secret)), signature, 'the cached key signs the same')
       })
     }
   }
+
+  test('signingKey: one key per secret, reused; secrets longer than a SHA-1 block sign correctly', () => {
+    assert.equal(signingKey('whsec_simple'), signingKey('whsec_simple'))
+    assert.notEqual(signingKey('whsec_simple'), signingKey('whsec_other'))
+    const long = 'k'.repeat(100) // HMAC hashes keys over 64 bytes first
+    const body = Buffer.from('{"type":"track"}')
+    assert.equal(signBody(body, signingKey(long)), opensslHmacSha1(body, long))
+  })
 
   test('a string body is signed as its UTF-8 bytes', () => {
     const text = '{"event":"Ünïcödé 🎉"}'
