@@ -110,7 +110,7 @@ async function ingestPostgres(apiProcesses: number): Promise<Figure> {
     for (let i = 0; i < apiProcesses; i++) {
       const { child, match } = await startProcess([cli, 'start', '--role', 'api'], BANNER, env)
       children.push(child)
-      targets.push({ url: `${match[1]}/v1/batch`, writeKey: match[2] ?? writeKey })
+      targets.push({ url: `${match[1]}/v1/batch`, writeKey })
     }
     return await load(
       targets,

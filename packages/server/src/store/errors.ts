@@ -39,7 +39,6 @@ const PG_CONNECTION_MESSAGES = [
   'Connection terminated',
   'timeout exceeded when trying to connect',
   'Client has encountered a connection error',
-  'Connection is not open', // never happens with pg-pool, kept for direct clients
 ]
 
 export function isStoreUnavailable(error: unknown): boolean {
