@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { machine, runJson, startProcess, stop } from './lib/processes.ts'
+import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
 const backlog = quick ? 5_000 : 100_000
@@ -16,7 +16,6 @@ const latencySeconds = quick ? 2 : 10
 /** Sent at the same rate first; reported apart (cold start: JIT, first connections), not in p50/p99. */
 const warmupSeconds = 1
 const eventsPerSecond = 1_000
-const root = join(import.meta.dirname, '..')
 
 interface Rate {
   count: number
@@ -73,7 +72,7 @@ async function measureLatency(): Promise<{
   const port = (receiver.address() as { port: number }).port
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-latency-'))
   const { child, match } = await startProcess(
-    [join(root, 'packages/server/src/cli.ts'), 'start'],
+    [SLUICE_CLI, 'start'],
     /listening on (http:\/\/\S+)[\s\S]*curl -u '([^:]+):/,
     {
       SLUICE_DATA_DIR: dataDir,

@@ -4,14 +4,13 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { machine, runJson, startProcess, stop } from './lib/processes.ts'
+import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 import { measureThreadCpu, type ThreadCpu } from './lib/thread-cpu.ts'
 
 const quick = process.argv.includes('--quick')
 const durationMs = quick ? 1_500 : 8_000
 const connections = 32
 const perRequest = 20
-const root = join(import.meta.dirname, '..')
 const loadGenerator = join(import.meta.dirname, 'lib/load-generator.ts')
 
 interface LoadResult {
@@ -65,7 +64,7 @@ async function measureBaseline(): Promise<Measured> {
 async function measureSluice(synchronous: 'FULL' | 'NORMAL'): Promise<Measured> {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-'))
   const { child, match } = await startProcess(
-    [join(root, 'packages/server/src/cli.ts'), 'start'],
+    [SLUICE_CLI, 'start'],
     /listening on (http:\/\/\S+)[\s\S]*curl -u '([^:]+):/,
     { SLUICE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', SLUICE_SQLITE_SYNCHRONOUS: synchronous },
   )

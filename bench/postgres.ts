@@ -12,7 +12,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type CpuReport, measureCpu } from './lib/pg-cpu.ts'
 import { freshDatabase, seedBacklog, seedSource, serverInfo } from './lib/pg-setup.ts'
-import { machine, runJson, startProcess, stop } from './lib/processes.ts'
+import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
 const durationMs = quick ? 2_000 : 8_000
@@ -21,8 +21,6 @@ const backlog = quick ? 5_000 : 40_000
 const connections = 32
 const perRequest = 20
 const concurrency = 32
-const root = join(import.meta.dirname, '..')
-const cli = join(root, 'packages/server/src/cli.ts')
 const loadGenerator = join(import.meta.dirname, 'lib/load-generator.ts')
 const BANNER = /listening on (http:\/\/\S+)[\s\S]*curl -u '([^:]+):/
 
@@ -78,7 +76,7 @@ async function ingestBaseline(): Promise<Figure> {
 
 async function ingestSqlite(): Promise<Figure> {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-pg-sqlite-'))
-  const { child, match } = await startProcess([cli, 'start', '--role', 'api'], BANNER, {
+  const { child, match } = await startProcess([SLUICE_CLI, 'start', '--role', 'api'], BANNER, {
     SLUICE_DATA_DIR: dataDir,
     PORT: '0',
     LOG_LEVEL: 'warn',
@@ -108,7 +106,7 @@ async function ingestPostgres(apiProcesses: number): Promise<Figure> {
     const writeKey = await seedSource(database.url)
     const targets: { url: string; writeKey: string }[] = []
     for (let i = 0; i < apiProcesses; i++) {
-      const { child, match } = await startProcess([cli, 'start', '--role', 'api'], BANNER, env)
+      const { child, match } = await startProcess([SLUICE_CLI, 'start', '--role', 'api'], BANNER, env)
       children.push(child)
       targets.push({ url: `${match[1]}/v1/batch`, writeKey })
     }
@@ -167,7 +165,7 @@ async function deliveryPostgres(url: string, workerProcesses: number): Promise<F
     }
     for (let i = 0; i < workerProcesses; i++) {
       children.push(
-        (await startProcess([cli, 'start', '--role', 'worker'], /worker is delivering/, env)).child,
+        (await startProcess([SLUICE_CLI, 'start', '--role', 'worker'], /worker is delivering/, env)).child,
       )
     }
     // The clock starts when the destination is enabled: the workers hear it over LISTEN/NOTIFY.

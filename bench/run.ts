@@ -22,17 +22,17 @@ import {
   renderTerminal,
   type SuiteResult,
   type SuiteScenarioResult,
-  withReadmeTable,
 } from './lib/suite-report.ts'
 import { SCENARIOS, type Scenario } from './lib/suite-scenarios.ts'
 
-/** bench/RESULTS.md, and the table in README.md between its markers. */
+/**
+ * bench/RESULTS.md. A run writes its results files only (this and bench/results/), never a tracked doc
+ * such as the README, so a benchmark run leaves nothing else to commit or revert.
+ */
 async function writeReports(suite: SuiteResult): Promise<void> {
   const results = join(import.meta.dirname, 'RESULTS.md')
   await writeFile(results, renderMarkdown(suite))
-  const readme = join(import.meta.dirname, '..', 'README.md')
-  await writeFile(readme, withReadmeTable(await readFile(readme, 'utf8'), suite))
-  console.log(`Wrote ${results} and the table in ${readme}`)
+  console.log(`Wrote ${results}`)
 }
 
 const args = process.argv.slice(2)

@@ -9,7 +9,7 @@
 // the loop never yields, so nothing has been sent yet and the figure is the same as a full run's.
 // argv: <sluice|segment> <sink url> <calls> <flushAt> [enqueue-only]
 import { Analytics as SegmentAnalytics } from '@segment/analytics-node'
-import { Analytics } from '../../packages/analytics/src/index.ts'
+import { Analytics } from '@sluice/analytics'
 
 const [library, url, callsArg, flushAtArg, mode] = process.argv.slice(2)
 const calls = Number(callsArg)

@@ -5,9 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createSluice } from '../../packages/server/src/app/server.ts'
-import { loadConfig } from '../../packages/server/src/config.ts'
-import type { AcceptedMessage } from '../../packages/server/src/store/store.ts'
+import { type AcceptedMessage, createSluice, loadConfig } from '@sluice/server'
 
 const round1 = (value: number) => Math.round(value * 10) / 10
 const [url = '', countArg = '10000', concurrencyArg = '32'] = process.argv.slice(2)
@@ -53,7 +51,7 @@ for (let offset = 0; offset < count; offset += 1_000) {
       }),
     })
   }
-  await store.ingest(messages, 86_400_000)
+  await store.ingest(messages)
 }
 const rss = process.memoryUsage().rss
 // CPU time, not wall time: the machine is shared, so a profile's "busy" time also counts the

@@ -1,9 +1,8 @@
 // PostgreSQL set-up for the benchmark: a throw-away database per measurement, and a delivery backlog
 // written straight through the store (so the delivery figure measures only the workers).
 import { randomBytes } from 'node:crypto'
+import { type AcceptedMessage, loadConfig, openStore, type Store } from '@sluice/server'
 import pg from 'pg'
-import { PostgresStore } from '../../packages/server/src/store/postgres/postgres-store.ts'
-import type { AcceptedMessage } from '../../packages/server/src/store/store.ts'
 
 export const BENCH_DATABASE_URL =
   process.env.SLUICE_BENCH_DATABASE_URL ??
@@ -50,11 +49,17 @@ export async function serverInfo(): Promise<Record<string, string>> {
   })
 }
 
+/** The store Sluice opens for `url`, migrated, with a pool of `poolSize` connections. */
+function openPostgres(url: string, poolSize: number): Promise<Store> {
+  return openStore(
+    loadConfig({ DATABASE_URL: url, SLUICE_PG_POOL_SIZE: String(poolSize), LOG_LEVEL: 'silent' }),
+  )
+}
+
 /** Migrates `url` and creates one enabled source; resolves with its write key. */
 export async function seedSource(url: string): Promise<string> {
-  const store = new PostgresStore({ connectionString: url, poolSize: 1 })
+  const store = await openPostgres(url, 1)
   try {
-    await store.migrate()
     return (await store.createSource({ name: 'bench', enabled: true })).writeKey
   } finally {
     await store.close()
@@ -69,9 +74,8 @@ export async function seedBacklog(
   url: string,
   receiverUrl: string,
   count: number,
-): Promise<{ store: PostgresStore; destinationId: string }> {
-  const store = new PostgresStore({ connectionString: url, poolSize: 4 })
-  await store.migrate()
+): Promise<{ store: Store; destinationId: string }> {
+  const store = await openPostgres(url, 4)
   const source = await store.createSource({ name: 'bench', enabled: true })
   const destination = await store.createDestination({
     name: 'no-op receiver',
@@ -105,7 +109,7 @@ export async function seedBacklog(
         }),
       })
     }
-    await store.ingest(messages, 86_400_000)
+    await store.ingest(messages)
   }
   await store.updateDestination(destination.id, { enabled: false })
   return { store, destinationId: destination.id }

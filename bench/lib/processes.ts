@@ -1,6 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { cpus } from 'node:os'
+import { fileURLToPath } from 'node:url'
+
+/** The `sluice` command, as the package exports it, for `startProcess([SLUICE_CLI, 'start'], …)`. */
+export const SLUICE_CLI = fileURLToPath(import.meta.resolve('@sluice/server/cli'))
 
 /** Starts a child Node process and resolves with it once its stdout matches `ready`. */
 export async function startProcess(

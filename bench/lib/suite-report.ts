@@ -132,24 +132,6 @@ function resultsTable(suite: SuiteResult): string[] {
   )
 }
 
-const README_START = '<!-- bench:table:start (written by npm run bench) -->'
-const README_END = '<!-- bench:table:end -->'
-
-/** README.md with the table between its markers replaced by this suite's; unchanged if it has none. */
-export function withReadmeTable(readme: string, suite: SuiteResult): string {
-  const start = readme.indexOf(README_START)
-  const end = readme.indexOf(README_END)
-  if (start < 0 || end < start) return readme
-  const block = [
-    README_START,
-    `Last full run, ${suite.date.slice(0, 10)}: ${machineLine(suite)}. What bounds each figure, with profiles and plans: [bench/RESULTS.md](bench/RESULTS.md).`,
-    '',
-    ...resultsTable(suite),
-    '',
-  ].join('\n')
-  return readme.slice(0, start) + block + readme.slice(end)
-}
-
 export function renderMarkdown(suite: SuiteResult): string {
   const lines = [
     '# Benchmark results',

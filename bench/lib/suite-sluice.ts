@@ -14,9 +14,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { DatabaseSync } from 'node:sqlite'
 import type { Worker } from 'node:worker_threads'
-import { createSluice } from '../../packages/server/src/app/server.ts'
-import { type Config, loadConfig } from '../../packages/server/src/config.ts'
-import type { AcceptedMessage } from '../../packages/server/src/store/store.ts'
+import { type AcceptedMessage, type Config, createSluice, loadConfig } from '@sluice/server'
 
 export type SuiteSluiceOptions =
   | {
@@ -122,7 +120,7 @@ if (options.mode === 'seed') {
         payloadJson: `{"type":"track","messageId":"${messageId}","userId":"bench-user","event":"Order Completed","properties":{"total":12.5,"currency":"EUR","items":3},"context":{"library":{"name":"bench"},"ip":"127.0.0.1"},"timestamp":"${iso}","receivedAt":"${iso}"}`,
       })
     }
-    deliveries += (await store.ingest(messages, 86_400_000)).deliveriesCreated
+    deliveries += (await store.ingest(messages)).deliveriesCreated
   }
   await sluice.close()
   const seeded: SuiteSluiceSeeded = {

@@ -19,5 +19,5 @@ export type {
   TrackParams,
 } from './app/types.ts'
 export { ClosedError, DeliveryError, type DeliveryErrorKind, ValidationError } from './lib/errors.ts'
-export type { FetchInit, FetchLike, FetchResponse } from './lib/transport.ts'
+export type { FetchInit, FetchLike, FetchResponse } from './lib/fetch.ts'
 export { LIBRARY } from './version.ts'

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test'
 import { Analytics, type DeliveredEvent, type FailedEvent } from '../src/index.ts'
 import { startServer, type TestServer } from './helpers/server.ts'
 
-describe('partial acceptance (SPEC §2)', () => {
+describe('partial acceptance (the Tracking API rejects invalid calls alone)', () => {
   let server: TestServer
   before(async () => {
     server = await startServer((request) => {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
-import { DEFAULT_RETRY_SETTINGS, type RetrySettings } from './deliver/retry-policy.ts'
+import { DEFAULT_RETRY_SETTINGS, type RetrySettings, retrySettings } from './deliver/retry-policy.ts'
+import { DEFAULT_DEDUPE_WINDOW_HOURS } from './domain/messages.ts'
 
 /**
  * Every setting Sluice reads, with its default. The README's configuration table mirrors this file.
@@ -28,6 +29,18 @@ export interface Config {
   retentionDays: number
   /** `SLUICE_DEDUPE_WINDOW_HOURS`, default 24: a repeated messageId from a source inside it is dropped. */
   dedupeWindowHours: number
+  /**
+   * `SLUICE_PUBLIC_URL`: the URL browsers reach this Sluice at (e.g. `https://sluice.example.com`),
+   * without a trailing slash. The browser SDK settings point back at it. Unset: the scheme and host of
+   * each settings request.
+   */
+  publicUrl: string | undefined
+  /**
+   * `SLUICE_TRUST_PROXY`, default `false`: which reverse proxies' `X-Forwarded-For`, `-Proto` and
+   * `-Host` headers are believed (for `context.ip` and the settings' URLs). `true` trusts any, a number
+   * that many hops, otherwise a comma-separated list of addresses or CIDR ranges.
+   */
+  trustProxy: boolean | number | string
   /** `SLUICE_ALLOW_PRIVATE_DESTINATIONS`, default false: allow webhook URLs on private/loopback addresses. */
   allowPrivateDestinations: boolean
   /** `SLUICE_SQLITE_SYNCHRONOUS`, default `FULL`: SQLite's fsync level (`NORMAL` trades power-loss safety for speed). */
@@ -35,14 +48,14 @@ export interface Config {
   /**
    * Delivery retry schedule. `SLUICE_RETRY_WINDOW_SECONDS` (default 14400 = 4 h),
    * `SLUICE_RETRY_BASE_DELAY_MS` (1000), `SLUICE_RETRY_MAX_DELAY_MS` (1800000),
-   * `SLUICE_REQUEST_TIMEOUT_MS` (5000, the SPEC's 5 seconds).
+   * `SLUICE_REQUEST_TIMEOUT_MS` (5000: a receiver has 5 seconds to answer).
    */
   retry: RetrySettings
   /** `SLUICE_DELIVERY_LEASE_MS`, default 30000: a crashed process's claims are picked up again after this. */
   deliveryLeaseMs: number
   /** `SLUICE_DELIVERY_CONCURRENCY`, default 32: most requests in flight per destination. */
   deliveryConcurrency: number
-  /** `SLUICE_PG_POOL_SIZE`, default 10: most pooled PostgreSQL connections per process (LISTEN connections come on top). */
+  /** `SLUICE_PG_POOL_SIZE`, default 10: most pooled PostgreSQL connections per process (one LISTEN connection comes on top). */
   postgresPoolSize: number
   /** `SLUICE_PG_STATEMENT_TIMEOUT_MS`, default 30000 (0 = none): PostgreSQL cancels and rolls back longer statements. */
   postgresStatementTimeoutMs: number
@@ -79,7 +92,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('SLUICE_SQLITE_SYNCHRONOUS', `expected FULL or NORMAL, got "${synchronous}"`)
   }
   const retentionDays = integer(env, 'SLUICE_RETENTION_DAYS', 30, 1, 3650)
-  const dedupeWindowHours = integer(env, 'SLUICE_DEDUPE_WINDOW_HOURS', 24, 1, 24 * 30)
+  const dedupeWindowHours = integer(
+    env,
+    'SLUICE_DEDUPE_WINDOW_HOURS',
+    DEFAULT_DEDUPE_WINDOW_HOURS,
+    1,
+    24 * 30,
+  )
   if (retentionDays * 24 < dedupeWindowHours) {
     // Dedupe looks messageIds up among stored messages, so they must outlive the window.
     throw new ConfigError(
@@ -101,32 +120,70 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     retentionDays,
     dedupeWindowHours,
+    publicUrl: publicUrl(env),
+    trustProxy: trustProxy(env),
     allowPrivateDestinations: boolean(env, 'SLUICE_ALLOW_PRIVATE_DESTINATIONS', false),
     sqliteSynchronous: synchronous,
-    retry: {
-      ...DEFAULT_RETRY_SETTINGS,
-      windowMs:
-        integer(env, 'SLUICE_RETRY_WINDOW_SECONDS', DEFAULT_RETRY_SETTINGS.windowMs / 1000, 1, 7 * 86_400) *
-        1000,
-      baseDelayMs: integer(
-        env,
-        'SLUICE_RETRY_BASE_DELAY_MS',
-        DEFAULT_RETRY_SETTINGS.baseDelayMs,
-        1,
-        3_600_000,
-      ),
-      maxDelayMs: integer(env, 'SLUICE_RETRY_MAX_DELAY_MS', DEFAULT_RETRY_SETTINGS.maxDelayMs, 1, 86_400_000),
-      requestTimeoutMs: integer(
-        env,
-        'SLUICE_REQUEST_TIMEOUT_MS',
-        DEFAULT_RETRY_SETTINGS.requestTimeoutMs,
-        100,
-        60_000,
-      ),
-    },
+    retry: retryConfig(env),
     deliveryLeaseMs: integer(env, 'SLUICE_DELIVERY_LEASE_MS', 30_000, 1_000, 3_600_000),
     deliveryConcurrency: integer(env, 'SLUICE_DELIVERY_CONCURRENCY', 32, 1, 1_000),
     postgresPoolSize: integer(env, 'SLUICE_PG_POOL_SIZE', 10, 1, 1_000),
     postgresStatementTimeoutMs: integer(env, 'SLUICE_PG_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
   }
+}
+
+/** `SLUICE_PUBLIC_URL`: an absolute http(s) URL with no query or fragment, kept without a trailing slash. */
+function publicUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.SLUICE_PUBLIC_URL
+  if (!raw) return undefined
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new ConfigError(
+      'SLUICE_PUBLIC_URL',
+      `expected an absolute URL such as https://sluice.example.com, got "${raw}"`,
+    )
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username) {
+    throw new ConfigError(
+      'SLUICE_PUBLIC_URL',
+      `expected an http or https URL without credentials, query or fragment, got "${raw}"`,
+    )
+  }
+  return url.href.replace(/\/+$/, '')
+}
+
+/** `SLUICE_TRUST_PROXY`: false (default), true, a hop count, or addresses and CIDR ranges (as Fastify's trustProxy). */
+function trustProxy(env: NodeJS.ProcessEnv): boolean | number | string {
+  const raw = env.SLUICE_TRUST_PROXY?.trim()
+  if (!raw) return false
+  if (/^\d+$/.test(raw)) return integer(env, 'SLUICE_TRUST_PROXY', 0, 0, 100)
+  if (/^(true|false|yes|no)$/i.test(raw)) return boolean(env, 'SLUICE_TRUST_PROXY', false)
+  if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?(\s*,\s*[0-9A-Fa-f:.]+(\/\d{1,3})?)*$/.test(raw)) {
+    throw new ConfigError(
+      'SLUICE_TRUST_PROXY',
+      `expected true, false, a number of hops, or comma-separated addresses or CIDR ranges (10.0.0.0/8), got "${raw}"`,
+    )
+  }
+  return raw
+}
+
+/** The retry schedule's settings, checked together: the shortest backoff may not exceed the longest. */
+function retryConfig(env: NodeJS.ProcessEnv): RetrySettings {
+  const base = DEFAULT_RETRY_SETTINGS
+  const baseDelayMs = integer(env, 'SLUICE_RETRY_BASE_DELAY_MS', base.baseDelayMs, 1, 3_600_000)
+  const maxDelayMs = integer(env, 'SLUICE_RETRY_MAX_DELAY_MS', base.maxDelayMs, 1, 86_400_000)
+  if (maxDelayMs < baseDelayMs) {
+    throw new ConfigError(
+      'SLUICE_RETRY_MAX_DELAY_MS',
+      `must be at least SLUICE_RETRY_BASE_DELAY_MS (${baseDelayMs}), the shortest wait between attempts; got ${maxDelayMs}`,
+    )
+  }
+  return retrySettings({
+    windowMs: integer(env, 'SLUICE_RETRY_WINDOW_SECONDS', base.windowMs / 1000, 1, 7 * 86_400) * 1000,
+    baseDelayMs,
+    maxDelayMs,
+    requestTimeoutMs: integer(env, 'SLUICE_REQUEST_TIMEOUT_MS', base.requestTimeoutMs, 100, 60_000),
+  })
 }

@@ -1,6 +1,6 @@
 import { ENVELOPE_BYTES } from '../lib/batch.ts'
 import { ValidationError } from '../lib/errors.ts'
-import type { FetchLike } from '../lib/transport.ts'
+import type { FetchLike } from '../lib/fetch.ts'
 
 /** Options of `new Analytics(…)`. Only `writeKey` and `endpoint` are required. */
 export interface AnalyticsOptions {
@@ -60,7 +60,7 @@ export interface Settings extends Required<Omit<AnalyticsOptions, 'debug' | 'fet
   fetch: FetchLike | undefined
 }
 
-/** Items per batch the Tracking API accepts (SPEC §2). */
+/** Items per batch the Tracking API accepts (the Tracking API's limit). */
 const MAX_ITEMS_PER_BATCH = 2500
 
 function integer(

@@ -1,4 +1,4 @@
-import type { FetchInit, FetchLike, FetchResponse } from './transport.ts'
+import type { FetchInit, FetchLike, FetchResponse } from './fetch.ts'
 import { utf8Length } from './utf8.ts'
 
 // The slices of node:http(s) this module uses, typed here because the library is compiled without

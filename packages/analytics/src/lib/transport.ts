@@ -1,28 +1,10 @@
 import { basicAuth } from './basic-auth.ts'
 import { closedError, DeliveryError, ValidationError } from './errors.ts'
+import type { FetchLike } from './fetch.ts'
 import { gzip } from './gzip.ts'
 import { nodeHttpFetch } from './node-http.ts'
 import { isRetryableStatus, parseRetryAfter } from './retry.ts'
 import { unref } from './timers.ts'
-
-/** What the library passes to `fetch`: the subset of `RequestInit` it uses. */
-export interface FetchInit {
-  method: 'POST'
-  headers: Record<string, string>
-  body: string | Uint8Array<ArrayBuffer>
-  /** Aborted on `timeout` and when `close()` gives up; a custom fetch must honour it. */
-  signal: AbortSignal
-}
-
-/** What the library reads from the response: the subset of `Response` it uses. */
-export interface FetchResponse {
-  readonly status: number
-  readonly headers: { get(name: string): string | null }
-  text(): Promise<string>
-}
-
-/** A `fetch`-compatible function; the global `fetch` by default. */
-export type FetchLike = (url: string, init: FetchInit) => Promise<FetchResponse>
 
 /** A message the server refused inside an accepted batch: `index` is its position in the batch sent. */
 export interface Rejection {

@@ -3,18 +3,27 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import { type Config, ConfigError } from '../config.ts'
 import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
+import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors.ts'
+import { GroupCommit } from '../ingest/group-commit.ts'
 import { IngestPipeline } from '../ingest/pipeline.ts'
-import { trackingApi } from '../ingest/routes.ts'
+import { trackingApi } from '../ingest/tracking-api.ts'
 import { errorBody, HttpError } from '../lib/errors.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
+import { managementApi } from '../manage/management-api.ts'
 import { registerOpenApi } from '../manage/openapi.ts'
-import { managementApi } from '../manage/routes.ts'
 import { isStoreUnavailable } from '../store/errors.ts'
 import { openStore } from '../store/open.ts'
 import type { Store } from '../store/store.ts'
 import { resolveAdminToken } from './admin-token.ts'
 import { keepYoungGenerationSmall } from './heap.ts'
 import { Housekeeper } from './housekeeper.ts'
+
+/** `SLUICE_TRUST_PROXY` as Fastify takes it: a hop count becomes "the nearest N proxies". */
+function trustedProxies(
+  setting: Config['trustProxy'],
+): boolean | string | ((address: string, hop: number) => boolean) {
+  return typeof setting === 'number' ? (_address, hop) => hop < setting : setting
+}
 
 export interface Sluice {
   app: FastifyInstance
@@ -59,12 +68,10 @@ export async function createSluice(
     leaseMs: config.deliveryLeaseMs,
     concurrencyPerDestination: config.deliveryConcurrency,
   })
-  const pipeline = new IngestPipeline(store, {
-    dedupeWindowMs: config.dedupeWindowHours * 3_600_000,
+  const groupCommit = new GroupCommit(store, {
     // PostgreSQL commits in parallel on separate pooled connections; SQLite has a single writer.
     maxCommitsInFlight:
       store.kind === 'postgres' ? Math.min(4, Math.max(1, Math.floor(config.postgresPoolSize / 2))) : 1,
-    onCommitted: () => engine.wake(),
   })
   const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })
 
@@ -73,6 +80,8 @@ export async function createSluice(
     // The Tracking API enforces its own 500 KB limit after decompression; this is the transport cap.
     bodyLimit: 1024 * 1024,
     forceCloseConnections: false,
+    // Behind a trusted reverse proxy, request.ip (context.ip), .protocol and .host are the client's.
+    trustProxy: trustedProxies(config.trustProxy),
     return503OnClosing: true,
     // Errors raised before routing answer in the same documented JSON shape as every other error.
     frameworkErrors: (error, _request, reply) => {
@@ -112,6 +121,15 @@ export async function createSluice(
     if (error instanceof HttpError) {
       return reply.code(error.statusCode).send(errorBody(error.code, error.message, error.field))
     }
+    // The domain's refusals, whichever layer raised them.
+    if (error instanceof ValidationError) {
+      return reply.code(400).send(errorBody(error.code, error.message, error.field))
+    }
+    if (error instanceof UnauthenticatedError) {
+      return reply.code(401).send(errorBody(error.code, error.message))
+    }
+    if (error instanceof NotFoundError) return reply.code(404).send(errorBody(error.code, error.message))
+    if (error instanceof ConflictError) return reply.code(409).send(errorBody(error.code, error.message))
     const fastifyError = error as {
       statusCode?: number
       code?: string
@@ -162,8 +180,17 @@ export async function createSluice(
     return reply.code(ok ? 200 : 503).send({ ok, store: store.kind, role: config.role })
   })
   if (config.role !== 'worker') {
-    await app.register(trackingApi, { store, pipeline })
-    await app.register(managementApi, { prefix: '/api/v1', store, adminToken: adminToken.value, engine })
+    await app.register(trackingApi, {
+      pipeline: new IngestPipeline(store, groupCommit),
+      findSource: (writeKey) => store.getSourceByWriteKey(writeKey),
+      publicUrl: config.publicUrl,
+    })
+    await app.register(managementApi, {
+      prefix: '/api/v1',
+      store,
+      adminToken: adminToken.value,
+      testSender: engine,
+    })
   }
 
   let closed = false
@@ -185,7 +212,7 @@ export async function createSluice(
       closed = true
       housekeeper.stop()
       await app.close() // stops accepting; in-flight requests finish, including their commits
-      await pipeline.drain()
+      await groupCommit.drain()
       await engine.stop() // in-flight deliveries finish (bounded by the request timeout) and are recorded
       await sender.close()
       await store.close()

@@ -5,16 +5,22 @@
  * - Isolation: each destination has its own in-flight limit and its own claims, so a slow,
  *   black-holed or failing endpoint only ever uses its own slots; work for healthy destinations is
  *   never queued behind it.
- * - Latency: the ingest pipeline wakes the engine after each commit that created deliveries; timers
+ * - Latency: the store announces every commit that creates or reschedules deliveries, and every
+ *   destination change (`Store.watch`, from this process and, on PostgreSQL, from the others); timers
  *   cover retries coming due; a slow poll is only the fallback.
+ * - Decisions: what an attempt means for the delivery (delivered, retried when, failed, dead-lettered)
+ *   is decided in delivery-outcome.ts by the rules of retry-policy.ts; the engine records it.
  * - Crash safety: a claim is a lease in the store. If this process dies, the lease runs out and the
  *   delivery is claimed again. Outcomes are written as soon as requests settle (group commits, see
  *   `recordOutcome`), so after `kill -9` only deliveries whose success was not yet recorded are sent
  *   again.
  */
+
+import type { Destination } from '../domain/destinations.ts'
 import type { Logger } from '../lib/logger.ts'
-import type { ClaimedDelivery, DeliveryOutcome, Destination, Store } from '../store/store.ts'
-import { decideOutcome, prepareRequest, sendToOpenUrls } from './attempt.ts'
+import type { ClaimedDelivery, DeliveryOutcome, Store } from '../store/store.ts'
+import { decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
+import { prepareRequest, sendToOpenUrls } from './fan-out.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import type { RetrySettings } from './retry-policy.ts'
 
@@ -90,20 +96,19 @@ export class DeliveryEngine {
   start(): void {
     if (this.running) return
     this.running = true
-    // Other processes sharing the store (PostgreSQL) announce new work and config changes.
-    this.unwatch = this.store.watch
-      ? this.store
-          .watch((event) => (event === 'config' ? this.configChanged() : this.wake()))
-          .catch((error: unknown) => {
-            this.logger.warn({ err: error }, 'delivery engine: cannot watch the store; polling only')
-            return undefined
-          })
-      : undefined
+    // The store announces new work and destination changes as soon as they are committed, whoever
+    // committed them; nothing else has to wake the engine.
+    this.unwatch = this.store
+      .watch((event) => (event === 'config' ? this.configChanged() : this.wake()))
+      .catch((error: unknown) => {
+        this.logger.warn({ err: error }, 'delivery engine: cannot watch the store; polling only')
+        return undefined
+      })
     this.wake()
   }
 
   /** Looks for due work soon; cheap to call often (calls in one event-loop turn coalesce). */
-  wake(): void {
+  private wake(): void {
     if (!this.running || this.wakeScheduled) return
     this.wakeScheduled = true
     setImmediate(() => {
@@ -113,7 +118,7 @@ export class DeliveryEngine {
   }
 
   /** Destinations were created, changed or deleted: re-read them and look for work now. */
-  configChanged(): void {
+  private configChanged(): void {
     this.destinationsLoadedAt = 0
     this.wake()
   }
@@ -259,30 +264,25 @@ export class DeliveryEngine {
     try {
       const request = prepareRequest(delivery.payload, destination.settings)
       const results = await sendToOpenUrls(this.sender, destination.settings, request, delivery.closedUrls)
-      this.recordOutcome(slot, decideOutcome(delivery, destination.settings, results, Date.now(), this.retry))
+      const { outcome, deadLetterReason } = decideOutcome(
+        delivery,
+        destination.settings,
+        results,
+        Date.now(),
+        this.retry,
+      )
+      if (deadLetterReason !== undefined) {
+        // The operator's record of why: the delivery now waits for a replay.
+        this.logger.warn(
+          { deliveryId: delivery.id, destinationId: destination.id, reason: deadLetterReason },
+          'delivery dead-lettered',
+        )
+      }
+      this.recordOutcome(slot, outcome)
     } catch (error) {
       // A message that cannot be shaped will never succeed: fail it visibly rather than retry forever.
-      const now = Date.now()
       this.logger.error({ err: error, deliveryId: delivery.id }, 'delivery could not be prepared')
-      this.recordOutcome(slot, {
-        deliveryId: delivery.id,
-        attempts: [
-          {
-            attemptedAt: now,
-            url: destination.settings.webhooks[0]?.url ?? '',
-            statusCode: null,
-            errorKind: 'invalid_message',
-            errorText: `Sluice could not build the request: ${(error as Error).message}`,
-            latencyMs: 0,
-            responseExcerpt: null,
-          },
-        ],
-        status: 'failed',
-        deadLettered: false,
-        nextAttemptAt: null,
-        firstAttemptAt: delivery.firstAttemptAt ?? now,
-        closedUrls: delivery.closedUrls,
-      })
+      this.recordOutcome(slot, invalidMessageOutcome(delivery, destination.settings, error, Date.now()))
     } finally {
       slot.inFlight--
       if (--this.sending === 0) this.allSent?.()

@@ -1,22 +1,23 @@
 /**
- * One webhook attempt: POST the already-serialized body to one URL and describe what happened
- * (SPEC §4). Never throws for anything the endpoint does; every outcome is an `AttemptResult` with
- * its retry verdict from the retry policy.
+ * The transport: one webhook request POSTs the already-serialized body to one URL and reports what
+ * happened (docs/webhooks.md). Never throws for anything the endpoint does; every request resolves
+ * to an `AttemptResult` (status, error kind and words from error-kinds.ts, latency, excerpt,
+ * Retry-After). What a result means for the delivery is the retry policy's call, not this file's.
  *
  * - Headers: the URL's static headers, then `User-Agent`, `Content-Type: application/json` and
  *   `X-Signature` (when signed), which static headers can never replace.
- * - Redirects are never followed: a 3xx is a final failure that names where it pointed.
+ * - Redirects are never followed: a 3xx is reported as a `redirect` error naming where it pointed.
  * - TLS certificates are verified. A self-signed (or otherwise unverifiable) certificate fails the
  *   handshake, so no request byte is sent; the error says so.
  * - SSRF: every connection goes through the guard in ssrf.ts (IP-literal hosts here, host names in
  *   the pinned lookup), unless `allowPrivate`.
  * - Time: one deadline of `timeoutMs` (5 s) for connecting, sending and receiving the response
- *   headers, counted from `send`; past it the attempt is a timeout, whatever undici is doing. Then at
+ *   headers, counted from `send`; past it the request is a timeout, whatever undici is doing. Then at
  *   most `excerptWaitMs` more for the first 1 KB of the body; the rest is discarded (the connection
  *   is closed rather than drained), so a huge or trickling body costs nothing.
  *
- * Cost: this runs thousands of times a second, so each attempt is one undici dispatch handler
- * (`Attempt`): no response stream, async iterator, AbortController or timer of its own. Deadlines
+ * Cost: this runs thousands of times a second, so each request is one undici dispatch handler
+ * (`PostHandler`): no response stream, async iterator, AbortController or timer of its own. Deadlines
  * are two shared FIFO lists with one timer each (deadlines.ts); URLs and header lists are parsed and
  * built once per URL and settings object, not per request.
  *
@@ -28,28 +29,29 @@
  * once, and never sent), so the delivery engine should keep per-endpoint concurrency at or below
  * `connectionsPerOrigin`.
  */
-import { type IncomingHttpHeaders, STATUS_CODES } from 'node:http'
+import type { IncomingHttpHeaders } from 'node:http'
 import { StringDecoder } from 'node:string_decoder'
 import { Agent, buildConnector, type Dispatcher } from 'undici'
 import { type DeadlineEntry, DeadlineList } from './deadlines.ts'
 import {
-  type AttemptVerdict,
-  classifyAttempt,
-  DEFAULT_RETRY_SETTINGS,
+  type AttemptError,
+  describeRequestError,
+  describeStatus,
+  describeTimeout,
   type ErrorKind,
-  parseRetryAfter,
-} from './retry-policy.ts'
-import { createGuardedLookup, type Resolver, refusalForHost, SsrfRefusedError } from './ssrf.ts'
+} from './error-kinds.ts'
+import { DEFAULT_RETRY_SETTINGS, parseRetryAfter } from './retry-policy.ts'
+import { createGuardedLookup, type Resolver, refusalForHost } from './ssrf.ts'
 import { RESERVED_HEADER_NAMES } from './webhook-settings.ts'
 
 export const USER_AGENT = 'Sluice/1.0'
-/** The most of a response body kept with an attempt. */
+/** The most of a response body kept with a result. */
 export const RESPONSE_EXCERPT_BYTES = 1024
 
 export interface WebhookSenderOptions {
   /** Allow loopback/private/link-local/metadata destinations (SLUICE_ALLOW_PRIVATE_DESTINATIONS). Default false. */
   allowPrivate?: boolean
-  /** Deadline for connect + send + response headers. Default 5000 ms (SPEC §4). */
+  /** Deadline for connect + send + response headers. Default 5000 ms (the retry policy's request timeout). */
   timeoutMs?: number
   /** After the headers, how long to wait for the response excerpt. Default 250 ms. */
   excerptWaitMs?: number
@@ -75,25 +77,23 @@ export interface SendRequest {
 
 export interface AttemptResult {
   url: string
-  /** Epoch ms when the attempt started. */
+  /** Epoch ms when the request started. */
   attemptedAt: number
   /** Present when the endpoint answered. */
   statusCode?: number
-  /** Present when the attempt did not get a 2xx. */
+  /** Present when the request did not get a 2xx. */
   errorKind?: ErrorKind
   errorText?: string
   /** From the start to the response headers (or to the failure). */
   latencyMs: number
   /** Up to 1 KB of the response body, decoded as UTF-8. */
   responseExcerpt: string
-  outcome: AttemptVerdict
-  retryable: boolean
-  /** The endpoint's `Retry-After`, in ms from now, uncapped (the retry policy caps it). */
+  /** The endpoint's `Retry-After`, in ms from the response, uncapped (the retry policy caps it). */
   retryAfterMs?: number
 }
 
 /** Static headers with these names (any case) are dropped. Settings validation already refuses them. */
-const RESERVED = new Set([...RESERVED_HEADER_NAMES, 'expect'].map((name) => name.toLowerCase()))
+const RESERVED = new Set(RESERVED_HEADER_NAMES.map((name) => name.toLowerCase()))
 
 export class WebhookSender {
   readonly timeoutMs: number
@@ -101,7 +101,7 @@ export class WebhookSender {
   readonly userAgent: string
   readonly connectionsPerOrigin: number
   readonly #agent: Agent
-  readonly #deadlines: AttemptDeadlines
+  readonly #deadlines: SenderDeadlines
   /** Parsed URLs (or why one cannot be sent to): a destination's few URLs are sent to again and again. */
   readonly #targets = new Map<string, Target | string>()
   /**
@@ -119,8 +119,8 @@ export class WebhookSender {
     const allowPrivate = options.allowPrivate ?? false
     this.#deadlines = {
       timeoutMs: this.timeoutMs,
-      awaitingHeaders: new DeadlineList(this.timeoutMs, (attempt) => attempt.timeOut()),
-      readingExcerpt: new DeadlineList(this.excerptWaitMs, (attempt) => attempt.endExcerpt()),
+      awaitingHeaders: new DeadlineList(this.timeoutMs, (handler) => handler.timeOut()),
+      readingExcerpt: new DeadlineList(this.excerptWaitMs, (handler) => handler.endExcerpt()),
     }
     this.#defaultHeaders = this.#headerList(undefined)
 
@@ -145,29 +145,29 @@ export class WebhookSender {
       connections: this.connectionsPerOrigin,
       pipelining: 1,
       allowH2: false,
-      // Backstops only: the attempt's own deadline (one shared timer) ends it first.
+      // Backstops only: the request's own deadline (one shared timer) ends it first.
       connectTimeout: this.timeoutMs,
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
     })
   }
 
-  /** Makes one attempt. Resolves (never rejects) with what happened. */
+  /** Makes one request. Resolves (never rejects) with what happened. */
   send(request: SendRequest): Promise<AttemptResult> {
     const attemptedAt = Date.now()
     const started = performance.now()
     const target = this.#target(request.url)
     if (typeof target === 'string') {
-      return Promise.resolve(failure(request.url, attemptedAt, 0, 'invalid_url', target))
+      return Promise.resolve(failure(request.url, attemptedAt, 0, { kind: 'invalid_url', text: target }))
     }
     const headers = this.#headers(request)
     return new Promise<AttemptResult>((resolve) => {
-      const attempt = new Attempt(request.url, target, attemptedAt, started, this.#deadlines, resolve)
-      this.#deadlines.awaitingHeaders.add(attempt, started)
+      const handler = new PostHandler(request.url, target, attemptedAt, started, this.#deadlines, resolve)
+      this.#deadlines.awaitingHeaders.add(handler, started)
       // Never throws: undici reports invalid options to the handler's onResponseError.
       this.#agent.dispatch(
         { origin: target.origin, path: target.path, method: 'POST', headers, body: request.body },
-        attempt,
+        handler,
       )
     })
   }
@@ -224,26 +224,26 @@ interface Target {
   hostname: string
 }
 
-/** A sender's two deadlines, shared by its attempts. */
-interface AttemptDeadlines {
+/** A sender's two deadlines, shared by its requests. */
+interface SenderDeadlines {
   timeoutMs: number
-  /** Attempts waiting for response headers, oldest first: the request deadline. */
-  awaitingHeaders: DeadlineList<Attempt>
-  /** Attempts reading their response excerpt, oldest first: the excerpt wait. */
-  readingExcerpt: DeadlineList<Attempt>
+  /** Requests waiting for response headers, oldest first: the request deadline. */
+  awaitingHeaders: DeadlineList<PostHandler>
+  /** Requests reading their response excerpt, oldest first: the excerpt wait. */
+  readingExcerpt: DeadlineList<PostHandler>
 }
 
-/** Passed to `abort`, which closes the socket; the attempt has already settled, so nobody reads it. */
-const CLOSING = new Error('Sluice closed the connection: the attempt is over.')
+/** Passed to `abort`, which closes the socket; the request has already settled, so nobody reads it. */
+const CLOSING = new Error('Sluice closed the connection: the request is over.')
 
 /**
- * One attempt as an undici dispatch handler. The response is consumed in the handler's callbacks:
+ * One request as an undici dispatch handler. The response is consumed in the handler's callbacks:
  * no response stream, async iterator or AbortController per request. The excerpt is the first
  * `RESPONSE_EXCERPT_BYTES` of the body, collected as it arrives. A body that ends in time leaves the
  * socket for reuse; at the limit, or when the excerpt wait runs out, the socket is closed rather
  * than drained, so a huge or trickling body costs nothing.
  */
-class Attempt implements Dispatcher.DispatchHandler, DeadlineEntry {
+class PostHandler implements Dispatcher.DispatchHandler, DeadlineEntry {
   deadline = 0
   newer: DeadlineEntry | null = null
   older: DeadlineEntry | null = null
@@ -253,7 +253,7 @@ class Attempt implements Dispatcher.DispatchHandler, DeadlineEntry {
   readonly #target: Target
   readonly #attemptedAt: number
   readonly #started: number
-  readonly #deadlines: AttemptDeadlines
+  readonly #deadlines: SenderDeadlines
   readonly #resolve: (result: AttemptResult) => void
   #controller: Dispatcher.DispatchController | null = null
   #settled = false
@@ -270,7 +270,7 @@ class Attempt implements Dispatcher.DispatchHandler, DeadlineEntry {
     target: Target,
     attemptedAt: number,
     started: number,
-    deadlines: AttemptDeadlines,
+    deadlines: SenderDeadlines,
     resolve: (result: AttemptResult) => void,
   ) {
     this.#url = url
@@ -324,14 +324,10 @@ class Attempt implements Dispatcher.DispatchHandler, DeadlineEntry {
     }
     const latencyMs = Math.round(performance.now() - this.#started)
     const { timeoutMs } = this.#deadlines
-    if (this.#timedOut) {
-      this.#settle(
-        failure(this.#url, this.#attemptedAt, latencyMs, 'timeout', `No response within ${timeoutMs} ms.`),
-      )
-      return
-    }
-    const { kind, text } = describeError(error, this.#target, timeoutMs)
-    this.#settle(failure(this.#url, this.#attemptedAt, latencyMs, kind, text))
+    const described = this.#timedOut
+      ? describeTimeout(timeoutMs)
+      : describeRequestError(error, this.#target, timeoutMs)
+    this.#settle(failure(this.#url, this.#attemptedAt, latencyMs, described))
   }
 
   /** The request deadline passed without response headers. */
@@ -381,6 +377,7 @@ function parseHttpUrl(text: string): Target | string {
   return { origin: url.origin, path: `${url.pathname}${url.search}`, host: url.host, hostname: url.hostname }
 }
 
+/** The result of an answered request: a non-2xx status carries its error kind and words. */
 function fromResponse(
   url: string,
   attemptedAt: number,
@@ -389,145 +386,19 @@ function fromResponse(
   headers: IncomingHttpHeaders,
   responseExcerpt: string,
 ): AttemptResult {
-  const outcome = classifyAttempt({ statusCode })
-  const result: AttemptResult = {
-    url,
-    attemptedAt,
-    statusCode,
-    latencyMs,
-    responseExcerpt,
-    outcome,
-    retryable: outcome === 'retryable',
-  }
-  if (outcome === 'success') return result
-
-  const reason = `HTTP ${statusCode}${STATUS_CODES[statusCode] ? ` ${STATUS_CODES[statusCode]}` : ''}`
-  if (statusCode >= 300 && statusCode <= 399) {
-    // The Location is the endpoint's text: shortened so it cannot bloat the attempt record.
-    const location = firstHeader(headers.location)?.slice(0, 500)
-    result.errorKind = 'redirect'
-    result.errorText =
-      `${reason}${location ? ` to ${location}` : ''}: Sluice never follows redirects. ` +
-      'Configure the final URL instead.'
-  } else {
-    result.errorKind = 'http'
-    result.errorText = reason
-  }
-  if (outcome === 'retryable') {
-    const retryAfterMs = parseRetryAfter(firstHeader(headers['retry-after']), Date.now())
-    if (retryAfterMs !== undefined) result.retryAfterMs = retryAfterMs
-  }
+  const result: AttemptResult = { url, attemptedAt, statusCode, latencyMs, responseExcerpt }
+  const error = describeStatus(statusCode, firstHeader(headers.location))
+  if (error === undefined) return result
+  result.errorKind = error.kind
+  result.errorText = error.text
+  const retryAfterMs = parseRetryAfter(firstHeader(headers['retry-after']), Date.now())
+  if (retryAfterMs !== undefined) result.retryAfterMs = retryAfterMs
   return result
 }
 
-function failure(
-  url: string,
-  attemptedAt: number,
-  latencyMs: number,
-  errorKind: ErrorKind,
-  errorText: string,
-): AttemptResult {
-  const outcome = classifyAttempt({ errorKind })
-  return {
-    url,
-    attemptedAt,
-    errorKind,
-    errorText,
-    latencyMs,
-    responseExcerpt: '',
-    outcome,
-    retryable: outcome === 'retryable',
-  }
-}
-
-/** Node's codes for a certificate that does not verify, with the words a user understands. */
-const CERTIFICATE_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_HAS_EXPIRED',
-  'CERT_NOT_YET_VALID',
-  'CERT_REVOKED',
-  'CERT_UNTRUSTED',
-  'CERT_REJECTED',
-  'CERT_SIGNATURE_FAILURE',
-  'INVALID_CA',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-])
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ECONNABORTED',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'EHOSTDOWN',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'EADDRNOTAVAIL',
-  'UND_ERR_SOCKET', // "other side closed"
-  'UND_ERR_CLOSED',
-])
-const TIMEOUT_CODES = new Set([
-  'ETIMEDOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-])
-const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'ENODATA'])
-
-function describeError(
-  error: unknown,
-  url: Pick<Target, 'host' | 'hostname'>,
-  timeoutMs: number,
-): { kind: ErrorKind; text: string } {
-  if (error instanceof SsrfRefusedError) return { kind: 'ssrf', text: error.message }
-  const code = errorCode(error)
-  // Node appends advice meant for Node users ("try running Node.js with --use-system-ca"): keep the first clause.
-  const message = error instanceof Error ? (error.message.split(';')[0] ?? '') : String(error)
-  if (
-    CERTIFICATE_CODES.has(code) ||
-    code.startsWith('ERR_SSL_') ||
-    code.startsWith('ERR_TLS_') ||
-    code === 'EPROTO'
-  ) {
-    return {
-      kind: 'tls',
-      text:
-        `TLS handshake with ${url.host} failed: ${message} (${code}); Sluice refuses to send to HTTPS ` +
-        'endpoints whose certificate does not verify, so no request was sent. Use a certificate from a public CA.',
-    }
-  }
-  if (TIMEOUT_CODES.has(code))
-    return { kind: 'timeout', text: `No response within ${timeoutMs} ms (${message}).` }
-  if (DNS_CODES.has(code)) return { kind: 'dns', text: `Could not resolve ${url.hostname} (${code}).` }
-  if (CONNECTION_CODES.has(code))
-    return { kind: 'connect', text: `Connection to ${url.host} failed: ${message} (${code}).` }
-  const name = error instanceof Error ? error.name : ''
-  if (
-    name === 'HTTPParserError' ||
-    code.startsWith('HPE_') ||
-    code.startsWith('UND_ERR_RESPONSE') ||
-    code === 'UND_ERR_INFO'
-  ) {
-    return { kind: 'protocol', text: `${url.host} did not answer with valid HTTP/1.1: ${message} (${code}).` }
-  }
-  if (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') {
-    return { kind: 'invalid_request', text: `Sluice could not build the request: ${message}` }
-  }
-  return { kind: 'unknown', text: code ? `${message} (${code})` : message }
-}
-
-/** The error's code, looking through `AggregateError` (one per address tried) and `cause`. */
-function errorCode(error: unknown): string {
-  let current: unknown = error
-  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
-    const { code, errors, cause } = current as { code?: unknown; errors?: unknown; cause?: unknown }
-    if (typeof code === 'string') return code
-    current = Array.isArray(errors) && errors.length > 0 ? errors[0] : cause
-  }
-  return ''
+/** The result of a request that got no answer. */
+function failure(url: string, attemptedAt: number, latencyMs: number, error: AttemptError): AttemptResult {
+  return { url, attemptedAt, errorKind: error.kind, errorText: error.text, latencyMs, responseExcerpt: '' }
 }
 
 function firstHeader(value: string | string[] | undefined): string | undefined {

@@ -1,10 +1,14 @@
 /**
- * The retry policy (SPEC §4), in one place:
+ * The retry policy, in one place (docs/webhooks.md). What one request's result means:
  *
- * - 2xx: delivered.
- * - Retried: no response within the request timeout (5 s), 5xx, 408, 429, connection and DNS errors.
- * - Final (not retried): other 4xx, 3xx (redirects are never followed), TLS failures, SSRF refusals,
- *   a URL or request Sluice cannot send.
+ * - Success: any 2xx.
+ * - Retried: 5xx, 408 Request Timeout, 429 Too Many Requests; no response within the request timeout
+ *   (5 s); connection, DNS and protocol errors; anything unforeseen (at-least-once; the window bounds it).
+ * - Final (that URL is not tried again): other statuses (4xx, and 3xx because redirects are never
+ *   followed), TLS failures, SSRF refusals, a URL, request or message Sluice cannot send.
+ *
+ * And when to try again:
+ *
  * - Backoff: exponential with full jitter, floored at `baseDelayMs` so a retry never comes back at
  *   once: the n-th retry waits uniformly between `baseDelayMs` and min(`maxDelayMs`, base × 2^n).
  *   Jitter spreads the retries of many messages that failed together (an endpoint outage).
@@ -14,8 +18,10 @@
  *   window's end is made at the end instead (one last chance); a failure at or after the end
  *   dead-letters the delivery, which can then be replayed.
  *
- * The numbers are settings so tests (and operators) can shrink them.
+ * delivery-outcome.ts applies this to a delivery's URLs. The numbers are settings so tests (and
+ * operators) can shrink them.
  */
+import type { ErrorKind } from './error-kinds.ts'
 
 export interface RetrySettings {
   /** Wait before the first retry, and the least any retry waits. */
@@ -26,7 +32,7 @@ export interface RetrySettings {
   windowMs: number
   /** A receiver's `Retry-After` is honoured up to this long. */
   retryAfterCapMs: number
-  /** A request without response headers after this long is abandoned as a timeout (SPEC: 5 s). */
+  /** A request without response headers after this long is abandoned as a timeout (default 5 s). */
   requestTimeoutMs: number
 }
 
@@ -42,34 +48,32 @@ export const DEFAULT_RETRY_SETTINGS: Readonly<RetrySettings> = Object.freeze({
   requestTimeoutMs: 5 * SECOND,
 })
 
-/** Why an attempt got no 2xx, as recorded in `attempts.error_kind`. */
-export type ErrorKind =
-  | 'http' // the endpoint answered with a non-2xx, non-3xx status
-  | 'redirect' // 3xx: never followed
-  | 'timeout' // no response headers within the request timeout
-  | 'connect' // refused, reset, closed or unreachable
-  | 'dns' // the host name did not resolve
-  | 'protocol' // the endpoint answered with something that is not HTTP/1.1
-  | 'tls' // handshake or certificate verification failed; nothing was sent
-  | 'ssrf' // the address is private/loopback/metadata and such destinations are not allowed
-  | 'invalid_url' // not an absolute http(s) URL
-  | 'invalid_request' // a header Sluice cannot send
-  | 'unknown'
-
+/** What one request's result means for its URL. */
 export type AttemptVerdict = 'success' | 'retryable' | 'final'
 
-const RETRYABLE_ERRORS: ReadonlySet<ErrorKind> = new Set(['timeout', 'connect', 'dns', 'protocol', 'unknown'])
+/** Failures before any answer that are worth another try; every other kind is final. */
+const RETRIED_ERROR_KINDS: ReadonlySet<ErrorKind> = new Set([
+  'timeout',
+  'connect',
+  'dns',
+  'protocol',
+  'unknown',
+])
 
-/** What an attempt's outcome means for the delivery. */
-export function classifyAttempt(outcome: { statusCode?: number; errorKind?: ErrorKind }): AttemptVerdict {
-  const { statusCode, errorKind } = outcome
+/** The verdict on one request's result: by its status when the endpoint answered, else by its error kind. */
+export function classifyAttempt(result: { statusCode?: number; errorKind?: ErrorKind }): AttemptVerdict {
+  const { statusCode, errorKind } = result
   if (statusCode !== undefined) {
     if (statusCode >= 200 && statusCode <= 299) return 'success'
     return isRetryableStatus(statusCode) ? 'retryable' : 'final'
   }
-  // No status: the request failed before a response. Unknown failures are retried (at-least-once);
-  // the window bounds them.
-  return errorKind !== undefined && !RETRYABLE_ERRORS.has(errorKind) ? 'final' : 'retryable'
+  // A result without status or kind is unforeseen: retried, like `unknown`.
+  return errorKind === undefined || RETRIED_ERROR_KINDS.has(errorKind) ? 'retryable' : 'final'
+}
+
+/** True when the endpoint accepted the message (a 2xx). */
+export function isSuccess(result: { statusCode?: number; errorKind?: ErrorKind }): boolean {
+  return classifyAttempt(result) === 'success'
 }
 
 /** 5xx, 408 Request Timeout and 429 Too Many Requests are worth another try; other statuses are not. */
@@ -122,10 +126,9 @@ export function nextAttempt(
 ): RetryDecision {
   const windowEnd = input.firstAttemptAt + settings.windowMs
   if (input.now >= windowEnd) {
-    return {
-      action: 'dead-letter',
-      reason: `still failing ${formatDuration(settings.windowMs)} after the first attempt (${input.attemptsMade} attempts)`,
-    }
+    const attempts = input.attemptsMade === 1 ? '1 attempt' : `${input.attemptsMade} attempts`
+    const window = formatDuration(settings.windowMs)
+    return { action: 'dead-letter', reason: `still failing ${window} after the first attempt (${attempts})` }
   }
   const backoff = backoffDelayMs(input.attemptsMade, settings, random)
   const askedFor = Math.min(input.retryAfterMs ?? 0, settings.retryAfterCapMs)
@@ -147,7 +150,8 @@ export function retrySettings(overrides: Partial<RetrySettings> = {}): RetrySett
 }
 
 function formatDuration(ms: number): string {
-  if (ms % HOUR === 0) return `${ms / HOUR} h`
-  if (ms % MINUTE === 0) return `${ms / MINUTE} min`
-  return `${ms / SECOND} s`
+  if (ms >= HOUR && ms % HOUR === 0) return `${ms / HOUR} h`
+  if (ms >= MINUTE && ms % MINUTE === 0) return `${ms / MINUTE} min`
+  if (ms >= SECOND && ms % SECOND === 0) return `${ms / SECOND} s`
+  return `${ms} ms`
 }

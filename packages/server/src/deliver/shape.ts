@@ -1,11 +1,13 @@
 /**
- * The delivered JSON (SPEC §4 table): turns a stored, enriched message into the exact object a
- * Webhooks receiver gets, one per request.
+ * The delivered JSON (the table in docs/webhooks.md): turns a stored message into the exact object
+ * a Webhooks receiver gets, one per request. `shapeMessage` is the one entry point for every
+ * deliverable type: the enriched Segment calls, and `delete` notifications.
  *
  * Every type but `delete` carries `version: 1`, `type`, `timestamp` (ISO 8601 UTC with milliseconds),
  * `messageId`, `context`, and `anonymousId` when present. Members are written in a fixed order
  * (identity, type-specific members, context, messageId, timestamp) so the same message always yields
- * the same bytes: a retry or a replay sends exactly what the first attempt signed.
+ * the same bytes: a retry or a replay sends exactly what the first attempt signed. `delete` carries
+ * only `type`, `userId` and `timestamp`.
  *
  * Decisions where the table is silent:
  * - Members the table does not list are not forwarded. `integrations` is an instruction to Sluice
@@ -20,6 +22,8 @@
  * - screen also carries `category` and `properties` when the call has them: dropping customer data
  *   is worse than one member more. Its `context.device/os/app` are simply the call's own context.
  */
+
+import { isJsonObject } from '../lib/json-object.ts'
 
 export type JsonObject = Record<string, unknown>
 
@@ -85,7 +89,11 @@ export type DeliveredMessage =
 /** The page properties that fall back to `context.page`, in the order they are written. */
 const PAGE_FIELDS = ['path', 'referrer', 'title', 'url'] as const
 
-/** Shapes a stored message payload (the enriched Segment-format call) for delivery. */
+/**
+ * Shapes a stored message payload for delivery: an enriched Segment-format call, or a `delete`
+ * notification stored as `{"type":"delete","userId":…,"timestamp":…}`. Throws a TypeError that names
+ * what is missing when the payload cannot be delivered.
+ */
 export function shapeMessage(payload: JsonObject): DeliveredMessage {
   const type = payload.type
   const userId = optionalString(payload.userId) ?? null
@@ -106,7 +114,7 @@ export function shapeMessage(payload: JsonObject): DeliveredMessage {
         userId,
         ...identity(payload),
         ...nameAndCategory(payload),
-        ...(isObject(payload.properties) ? { properties: payload.properties } : {}),
+        ...(isJsonObject(payload.properties) ? { properties: payload.properties } : {}),
       })
     case 'identify':
       return finish(payload, {
@@ -126,7 +134,7 @@ export function shapeMessage(payload: JsonObject): DeliveredMessage {
         properties: objectOrEmpty(payload.properties),
       })
     case 'alias':
-      // The seed's alias shape names both ids with spaces and has no `userId` member.
+      // The documented alias shape names both ids with spaces and has no `userId` member.
       return finish(payload, {
         version: 1,
         type,
@@ -143,13 +151,22 @@ export function shapeMessage(payload: JsonObject): DeliveredMessage {
         groupId: requiredString(payload, 'groupId'),
         traits: objectOrEmpty(payload.traits),
       })
+    case 'delete':
+      return shapeDelete({ userId: requiredString(payload, 'userId'), timestamp: deleteTimestamp(payload) })
     default:
       throw new TypeError(`Cannot shape a message of type ${JSON.stringify(type)} for delivery.`)
   }
 }
 
-/** The `delete` notification sent when a deletion request names `userId`: only these three members. */
+/**
+ * The `delete` notification sent when a deletion request names `userId`: only these three members
+ * (no version, messageId or context). The user id must be a non-empty string: a delete for nobody
+ * cannot be acted on.
+ */
 export function shapeDelete(input: { userId: string; timestamp: string | number | Date }): DeleteMessage {
+  if (typeof input.userId !== 'string' || input.userId === '') {
+    throw new TypeError('A delete message needs a non-empty string "userId" to be delivered.')
+  }
   return { type: 'delete', userId: input.userId, timestamp: isoTimestamp(input.timestamp) }
 }
 
@@ -207,6 +224,15 @@ function pageProperties(payload: JsonObject): JsonObject {
     if (!(PAGE_FIELDS as readonly string[]).includes(key)) entries.push([key, value])
   }
   return Object.fromEntries(entries)
+}
+
+/** A stored delete's `timestamp`: the time of the deletion request, which has no other fallback. */
+function deleteTimestamp(payload: JsonObject): string | number {
+  const timestamp = payload.timestamp
+  if (typeof timestamp === 'string' || typeof timestamp === 'number') return timestamp
+  throw new TypeError(
+    'A delete message needs a "timestamp" (ISO 8601 text or epoch milliseconds) to be delivered.',
+  )
 }
 
 /** The corrected `timestamp` set at ingest; `receivedAt` if it is somehow missing or unreadable. */
@@ -283,10 +309,6 @@ function optionalString(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 function objectOrEmpty(value: unknown): JsonObject {
-  return isObject(value) ? value : {}
+  return isJsonObject(value) ? value : {}
 }

@@ -1,5 +1,5 @@
 /**
- * `X-Signature` (SPEC §4): lower-case hex HMAC-SHA1 of the exact body bytes, keyed with the
+ * `X-Signature` (docs/webhooks.md): lower-case hex HMAC-SHA1 of the exact body bytes, keyed with the
  * destination's shared secret. Sluice signs with `signBody`; a receiver checks with `verifySignature`
  * (it depends on node:crypto only, so a receiver can copy it):
  *

@@ -1,9 +1,9 @@
 /**
- * SSRF guard (SPEC §4): webhook URLs are chosen by users, so without a guard Sluice could be made to
- * POST into its own network (a database admin port, a cloud metadata service handing out credentials).
- * Destinations whose address is loopback, private, link-local, CGNAT, multicast, cloud metadata or
- * otherwise not a public unicast address are refused, unless the operator sets
- * SLUICE_ALLOW_PRIVATE_DESTINATIONS=true (local development).
+ * SSRF guard (docs/webhooks.md): webhook URLs are chosen by users, so without a guard Sluice could be
+ * made to POST into its own network (a database admin port, a cloud metadata service handing out
+ * credentials). Destinations whose address is loopback, private, link-local, CGNAT, multicast, cloud
+ * metadata or otherwise not a public unicast address are refused, unless the operator sets
+ * SLUICE_ALLOW_PRIVATE_DESTINATIONS=true (local development). A refusal is final: it is not retried.
  *
  * The check applies to the address actually dialled: `createGuardedLookup` resolves a host name once,
  * checks every address it got, and hands exactly those addresses to the socket. There is no second
@@ -41,7 +41,7 @@ export class SsrfRefusedError extends Error {
 }
 
 interface Range {
-  /** Network address as a number (IPv4) or bigint (IPv6). */
+  /** The network address (an IPv4 address as its 32-bit value). */
   network: bigint
   prefix: number
   name: string

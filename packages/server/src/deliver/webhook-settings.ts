@@ -1,6 +1,7 @@
 /**
- * What a user may configure on a Webhooks destination (SPEC §4), checked once when settings are written
- * so the delivery engine can trust what it reads back.
+ * What a user may configure on a Webhooks destination (docs/webhooks.md), checked once when settings
+ * are written so the delivery engine can trust what it reads back. A refusal is the domain's
+ * `ValidationError`, naming the field and saying how to fix it.
  *
  * Decisions:
  * - URLs must be absolute http:// or https:// and may not carry credentials (`user:pass@`): they would
@@ -10,8 +11,11 @@
  * - SSRF is not checked here: a hostname can resolve elsewhere later, so the delivery engine checks
  *   the address it actually dials.
  */
-import { ValidationError } from '../lib/errors.ts'
-import type { WebhookEndpoint, WebhooksSettings } from '../store/store.ts'
+
+import type { WebhookEndpoint, WebhooksSettings } from '../domain/destinations.ts'
+import { ValidationError } from '../domain/errors.ts'
+import { isJsonObject } from '../lib/json-object.ts'
+import { escapePointerToken, fieldLabel } from '../lib/json-pointer.ts'
 
 export const WEBHOOKS_LIMITS = {
   minUrls: 1,
@@ -23,13 +27,17 @@ export const WEBHOOKS_LIMITS = {
   maxSecretBytes: 1024,
 } as const
 
-/** Headers Sluice sets itself, or that describe the connection rather than the message. Refused in any case. */
+/**
+ * Headers Sluice sets itself, or that describe the connection rather than the message (`Expect` asks
+ * for a `100 Continue` exchange Sluice's HTTP client does not do). Refused in any case.
+ */
 export const RESERVED_HEADER_NAMES: readonly string[] = [
   'User-Agent',
   'Content-Type',
   'X-Signature',
   'Host',
   'Content-Length',
+  'Expect',
   'Connection',
   'Keep-Alive',
   'Proxy-Connection',
@@ -53,7 +61,7 @@ const HEADER_NAME_PATTERN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
  */
 export function validateWebhooksSettings(input: unknown, current?: WebhooksSettings): WebhooksSettings {
   const field = '/settings'
-  if (!isPlainObject(input)) {
+  if (!isJsonObject(input)) {
     throw new ValidationError(
       field,
       'settings must be an object such as {"webhooks": [{"url": "https://example.com/hooks"}]}.',
@@ -77,26 +85,29 @@ function validateWebhooks(value: unknown, field: string): WebhookEndpoint[] {
   if (!Array.isArray(value)) {
     throw new ValidationError(
       field,
-      `${label(field)} is required: a list of ${minUrls} to ${maxUrls} entries such as {"url": "https://example.com/hooks"}.`,
+      `${fieldLabel(field)} is required: a list of ${minUrls} to ${maxUrls} entries such as {"url": "https://example.com/hooks"}.`,
     )
   }
   if (value.length < minUrls) {
-    throw new ValidationError(field, `${label(field)} is empty; add at least ${minUrls} URL to deliver to.`)
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} is empty; add at least ${minUrls} URL to deliver to.`,
+    )
   }
   if (value.length > maxUrls) {
     throw new ValidationError(
       field,
-      `${label(field)} has ${value.length} entries; a Webhooks destination allows at most ${maxUrls}. Remove some, or create another destination.`,
+      `${fieldLabel(field)} has ${value.length} entries; a Webhooks destination allows at most ${maxUrls}. Remove some, or create another destination.`,
     )
   }
 
   const seenUrls = new Map<string, number>()
   return value.map((entry, index) => {
     const entryField = `${field}/${index}`
-    if (!isPlainObject(entry)) {
+    if (!isJsonObject(entry)) {
       throw new ValidationError(
         entryField,
-        `${label(entryField)} must be an object such as {"url": "https://example.com/hooks"}.`,
+        `${fieldLabel(entryField)} must be an object such as {"url": "https://example.com/hooks"}.`,
       )
     }
     refuseUnknownMembers(entry, entryField, ['url', 'headers'])
@@ -105,7 +116,7 @@ function validateWebhooks(value: unknown, field: string): WebhookEndpoint[] {
     if (earlier !== undefined) {
       throw new ValidationError(
         `${entryField}/url`,
-        `${label(`${entryField}/url`)} repeats the URL of ${label(`${field}/${earlier}/url`)}; each URL may appear once.`,
+        `${fieldLabel(`${entryField}/url`)} repeats the URL of ${fieldLabel(`${field}/${earlier}/url`)}; each URL may appear once.`,
       )
     }
     seenUrls.set(url, index)
@@ -118,35 +129,35 @@ function validateUrl(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.trim() === '') {
     throw new ValidationError(
       field,
-      `${label(field)} is required: an absolute http:// or https:// URL, ${example}.`,
+      `${fieldLabel(field)} is required: an absolute http:// or https:// URL, ${example}.`,
     )
   }
   const url = value.trim()
   if (url.length > WEBHOOKS_LIMITS.maxUrlLength) {
     throw new ValidationError(
       field,
-      `${label(field)} is ${url.length} characters long; at most ${WEBHOOKS_LIMITS.maxUrlLength} are allowed.`,
+      `${fieldLabel(field)} is ${url.length} characters long; at most ${WEBHOOKS_LIMITS.maxUrlLength} are allowed.`,
     )
   }
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase()
   if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') {
     throw new ValidationError(
       field,
-      `${label(field)} uses the ${scheme}: scheme; only http:// and https:// URLs are supported.`,
+      `${fieldLabel(field)} uses the ${scheme}: scheme; only http:// and https:// URLs are supported.`,
     )
   }
   // Requiring the "//" refuses relative URLs and WHATWG's lenient forms such as "https:example.com".
   if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) {
     throw new ValidationError(
       field,
-      `${label(field)} is not an absolute URL; write it in full with http:// or https:// and a host name, ${example}.`,
+      `${fieldLabel(field)} is not an absolute URL; write it in full with http:// or https:// and a host name, ${example}.`,
     )
   }
   const parsed = new URL(url)
   if (parsed.username !== '' || parsed.password !== '') {
     throw new ValidationError(
       field,
-      `${label(field)} contains credentials (user:password@); remove them and send them as a static header such as Authorization instead.`,
+      `${fieldLabel(field)} contains credentials (user:password@); remove them and send them as a static header such as Authorization instead.`,
     )
   }
   return url
@@ -154,17 +165,17 @@ function validateUrl(value: unknown, field: string): string {
 
 function validateHeaders(value: unknown, field: string): Record<string, string> {
   if (value === undefined || value === null) return {}
-  if (!isPlainObject(value)) {
+  if (!isJsonObject(value)) {
     throw new ValidationError(
       field,
-      `${label(field)} must be an object of header names to string values, e.g. {"Authorization": "Bearer abc"}.`,
+      `${fieldLabel(field)} must be an object of header names to string values, e.g. {"Authorization": "Bearer abc"}.`,
     )
   }
   const names = Object.keys(value)
   if (names.length > WEBHOOKS_LIMITS.maxHeadersPerUrl) {
     throw new ValidationError(
       field,
-      `${label(field)} has ${names.length} headers; at most ${WEBHOOKS_LIMITS.maxHeadersPerUrl} are allowed per URL.`,
+      `${fieldLabel(field)} has ${names.length} headers; at most ${WEBHOOKS_LIMITS.maxHeadersPerUrl} are allowed per URL.`,
     )
   }
 
@@ -175,21 +186,21 @@ function validateHeaders(value: unknown, field: string): Record<string, string> 
     if (name.length > WEBHOOKS_LIMITS.maxHeaderNameLength || !HEADER_NAME_PATTERN.test(name)) {
       throw new ValidationError(
         headerField,
-        `Header name ${JSON.stringify(name.slice(0, 64))} in ${label(field)} is not a legal HTTP header name: use 1 to ${WEBHOOKS_LIMITS.maxHeaderNameLength} letters, digits and !#$%&'*+-.^_\`|~ (no spaces or colons).`,
+        `Header name ${JSON.stringify(name.slice(0, 64))} in ${fieldLabel(field)} is not a legal HTTP header name: use 1 to ${WEBHOOKS_LIMITS.maxHeaderNameLength} letters, digits and !#$%&'*+-.^_\`|~ (no spaces or colons).`,
       )
     }
     const lowerName = name.toLowerCase()
     if (RESERVED_LOWER_CASE.has(lowerName)) {
       throw new ValidationError(
         headerField,
-        `Header "${name}" in ${label(field)} is set by Sluice or by the HTTP connection and cannot be configured; remove it. Reserved (any case): ${RESERVED_HEADER_NAMES.join(', ')}.`,
+        `Header "${name}" in ${fieldLabel(field)} is set by Sluice or by the HTTP connection and cannot be configured; remove it. Reserved (any case): ${RESERVED_HEADER_NAMES.join(', ')}.`,
       )
     }
     const earlier = seenNames.get(lowerName)
     if (earlier !== undefined) {
       throw new ValidationError(
         headerField,
-        `Header "${name}" in ${label(field)} repeats "${earlier}" (header names ignore case); keep one of them.`,
+        `Header "${name}" in ${fieldLabel(field)} repeats "${earlier}" (header names ignore case); keep one of them.`,
       )
     }
     seenNames.set(lowerName, name)
@@ -232,19 +243,19 @@ function validateHeaderValue(value: unknown, name: string, field: string): strin
 function validateSharedSecret(value: unknown, field: string): string | null {
   if (value === null) return null
   if (typeof value !== 'string') {
-    throw new ValidationError(field, `${label(field)} must be a string, or null to remove the secret.`)
+    throw new ValidationError(field, `${fieldLabel(field)} must be a string, or null to remove the secret.`)
   }
   if (value === '') {
     throw new ValidationError(
       field,
-      `${label(field)} is empty; send null to remove the secret, or a non-empty string.`,
+      `${fieldLabel(field)} is empty; send null to remove the secret, or a non-empty string.`,
     )
   }
   const bytes = Buffer.byteLength(value, 'utf8')
   if (bytes > WEBHOOKS_LIMITS.maxSecretBytes) {
     throw new ValidationError(
       field,
-      `${label(field)} is ${bytes} bytes long; at most ${WEBHOOKS_LIMITS.maxSecretBytes} bytes are allowed.`,
+      `${fieldLabel(field)} is ${bytes} bytes long; at most ${WEBHOOKS_LIMITS.maxSecretBytes} bytes are allowed.`,
     )
   }
   return value
@@ -259,25 +270,7 @@ function refuseUnknownMembers(
   if (unknown !== undefined) {
     throw new ValidationError(
       `${field}/${unknown}`,
-      `Unknown property "${unknown}" in ${label(field)}; allowed: ${allowed.join(', ')}.`,
+      `Unknown property "${unknown}" in ${fieldLabel(field)}; allowed: ${allowed.join(', ')}.`,
     )
   }
-}
-
-/** RFC 6901: `~` and `/` inside a pointer segment are written `~0` and `~1`. */
-function escapePointerToken(token: string): string {
-  return token.replaceAll('~', '~0').replaceAll('/', '~1')
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/** `/settings/webhooks/2/url` -> `settings.webhooks[2].url`, the way a user reads a JSON path. */
-function label(pointer: string): string {
-  return pointer
-    .split('/')
-    .filter((part) => part !== '')
-    .map((part, index) => (/^\d+$/.test(part) ? `[${part}]` : index === 0 ? part : `.${part}`))
-    .join('')
 }

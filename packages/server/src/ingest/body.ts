@@ -72,6 +72,6 @@ export function tooLarge(qualifier: string): HttpError {
   return new HttpError(
     413,
     'body_too_large',
-    `The request body is larger than ${MAX_REQUEST_BYTES} bytes (500 KB)${qualifier ? ` ${qualifier}` : ''}; split it into smaller batches.`,
+    `The request body is larger than ${MAX_REQUEST_BYTES} bytes (${MAX_REQUEST_BYTES / 1024} KB)${qualifier ? ` ${qualifier}` : ''}; split it into smaller batches.`,
   )
 }

@@ -1,8 +1,10 @@
+import type { MessageType } from '../domain/messages.ts'
 import { newMessageId } from '../lib/ids.ts'
-import type { MessageType } from '../store/store.ts'
-import { parseTime } from './validate.ts'
+import { isJsonObject } from '../lib/json-object.ts'
+import { isAbsentId, parseTime } from './validate.ts'
 
 const ID_FIELDS = ['userId', 'anonymousId', 'groupId', 'previousId'] as const
+const USER_ID_FIELDS = ['userId', 'anonymousId'] as const
 
 /** What the request around a message contributes to it. */
 export interface RequestContext {
@@ -18,7 +20,7 @@ export interface RequestContext {
 }
 
 /**
- * Completes a valid message (SPEC §2): messageId (kept if given), receivedAt, originalTimestamp,
+ * Completes a valid message (docs/tracking-api.md): messageId (kept if given), receivedAt, originalTimestamp,
  * the corrected timestamp, context.ip, and the batch's context/integrations (the message's own keys
  * win). Ids given as numbers become strings. The write key is never stored.
  * Objects are copied with spread, never Object.assign, so a `__proto__` key stays plain data.
@@ -33,7 +35,9 @@ export function enrichMessage(
     const { writeKey: _writeKey, ...withoutKey } = message
     rest = withoutKey
   }
-  const clientTime = parseTime(message.timestamp)
+  // RudderStack's SDKs send the event's time as `originalTimestamp` and no `timestamp`.
+  const clientTimestamp = message.timestamp ?? message.originalTimestamp
+  const clientTime = parseTime(clientTimestamp)
   const sentAt = parseTime(message.sentAt ?? request.sentAt)
   // Clock-skew correction: the client's clock may be off, but the interval between the event and
   // sending it is trustworthy, so re-anchor that interval on the server's clock.
@@ -55,7 +59,7 @@ export function enrichMessage(
   }
   if (clientTime !== null) {
     enriched.originalTimestamp =
-      typeof message.timestamp === 'string' ? message.timestamp : new Date(clientTime).toISOString()
+      typeof clientTimestamp === 'string' ? clientTimestamp : new Date(clientTime).toISOString()
   }
   if (sentAt !== null) enriched.sentAt = new Date(sentAt).toISOString()
   if (request.integrations || message.integrations) {
@@ -66,6 +70,14 @@ export function enrichMessage(
   }
   for (const field of ID_FIELDS) {
     if (typeof enriched[field] === 'number') enriched[field] = String(enriched[field])
+  }
+  // A blank userId or anonymousId is an absent one (validate.ts): not stored, never delivered as a user.
+  for (const field of USER_ID_FIELDS) {
+    if (typeof enriched[field] === 'string' && isAbsentId(enriched[field])) delete enriched[field]
+  }
+  // RudderStack's browser SDK sends an identify's traits only as `context.traits`.
+  if (type === 'identify' && !isJsonObject(enriched.traits) && isJsonObject(context.traits)) {
+    enriched.traits = context.traits
   }
   return enriched
 }

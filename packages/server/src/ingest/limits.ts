@@ -1,5 +1,5 @@
 /**
- * Tracking API limits (SPEC §2), the same as Segment's so existing SDKs batch the same way.
+ * Tracking API limits (docs/tracking-api.md), the same as Segment's so existing SDKs batch the same way.
  * KB means 1,024 bytes.
  */
 

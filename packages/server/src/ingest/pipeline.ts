@@ -1,99 +1,119 @@
-import type { AcceptedMessage, IngestOutcome, Store } from '../store/store.ts'
-
-/** Per submitted message, in order: true when stored, false when dropped as a duplicate. */
-export interface SubmitOutcome {
-  stored: boolean[]
-}
-
-interface PendingRequest {
-  messages: AcceptedMessage[]
-  resolve: (outcome: SubmitOutcome) => void
-  reject: (error: unknown) => void
-}
-
 /**
- * Group commit: messages from requests that arrive while commits are being prepared or running are
- * written together in one transaction, so one fsync serves many requests. Each request's promise
- * resolves only after the transaction holding its messages has committed — the Tracking API MUST NOT
- * answer 200 before that.
+ * The ingest pipeline for the calls of one request, whichever endpoint they came through:
  *
- * `maxCommitsInFlight` commits may run at once. SQLite has one writer, so 1 there; PostgreSQL commits
- * on separate connections in parallel, and one at a time would leave a process waiting on round trips.
+ *   authenticate → validate → enrich → serialize → size check → route → commit
+ *
+ * Each call is judged alone: an invalid one is rejected with the rule it broke and the others are
+ * still accepted (docs/tracking-api.md). The accepted ones are handed to the group commit, and the
+ * returned promise resolves only once they are committed — the Tracking API answers 200 after that.
  */
+import { UnauthenticatedError } from '../domain/errors.ts'
+import type { MessageType } from '../domain/messages.ts'
+import type { Source } from '../domain/sources.ts'
+import { routeTo } from '../route/integrations.ts'
+import type { AcceptedMessage, Store } from '../store/store.ts'
+import { enrichMessage, type RequestContext } from './enrich.ts'
+import type { GroupCommit } from './group-commit.ts'
+import { MAX_MESSAGE_BYTES } from './limits.ts'
+import { messageSizeError, validateMessage } from './validate.ts'
+
+/** A call refused by a per-message rule; `index` is its position in the request. */
+export interface Rejection {
+  index: number
+  error: string
+}
+
+export interface AcceptResult {
+  /** Calls committed (or dropped as duplicates of a recent messageId, which counts as accepted). */
+  accepted: number
+  rejected: Rejection[]
+}
+
 export class IngestPipeline {
   private readonly store: Store
-  private readonly dedupeWindowMs: number
-  private readonly maxCommitsInFlight: number
-  private readonly onCommitted: (deliveriesCreated: number) => void
-  private queue: PendingRequest[] = []
-  private readonly flushes = new Set<Promise<void>>()
-  private scheduled = false
+  private readonly groupCommit: GroupCommit
 
-  /** `onCommitted` runs after each commit that created deliveries, to wake the delivery engine at once. */
-  constructor(
-    store: Store,
-    options: {
-      dedupeWindowMs: number
-      /** Commits running at once. Default 1. */
-      maxCommitsInFlight?: number
-      onCommitted?: (deliveriesCreated: number) => void
-    },
-  ) {
+  constructor(store: Store, groupCommit: GroupCommit) {
     this.store = store
-    this.dedupeWindowMs = options.dedupeWindowMs
-    this.maxCommitsInFlight = options.maxCommitsInFlight ?? 1
-    this.onCommitted = options.onCommitted ?? (() => {})
+    this.groupCommit = groupCommit
   }
 
-  /** Resolves once the messages are committed (or dropped as duplicates). */
-  submit(messages: AcceptedMessage[]): Promise<SubmitOutcome> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ messages, resolve, reject })
-      this.schedule()
-    })
-  }
-
-  /** Resolves when everything submitted so far is committed. */
-  async drain(): Promise<void> {
-    while (this.flushes.size > 0 || this.queue.length > 0 || this.scheduled) {
-      await (this.flushes.size > 0
-        ? Promise.race(this.flushes)
-        : new Promise((resolve) => setImmediate(resolve)))
+  /**
+   * The source a write key belongs to, if it may send calls: refuses a missing or unknown key and a
+   * disabled source.
+   */
+  async sourceFor(writeKey: string | undefined): Promise<Source> {
+    if (!writeKey) {
+      throw new UnauthenticatedError(
+        'missing_write_key',
+        'No write key: send the source write key as the HTTP Basic user name with an empty password, or as "writeKey" in the body.',
+      )
     }
+    const source = await this.store.getSourceByWriteKey(writeKey)
+    if (!source) {
+      throw new UnauthenticatedError(
+        'unknown_write_key',
+        'Unknown write key: copy the write key of an existing source (sluice sources list, or the management API).',
+      )
+    }
+    if (!source.enabled) {
+      throw new UnauthenticatedError(
+        'source_disabled',
+        `Source ${source.id} is disabled; enable it to send events.`,
+      )
+    }
+    return source
   }
 
-  private schedule(): void {
-    if (this.scheduled || this.flushes.size >= this.maxCommitsInFlight) return
-    this.scheduled = true
-    // setImmediate lets every request already parsed in this event-loop turn join the commit.
-    setImmediate(() => {
-      this.scheduled = false
-      if (this.queue.length === 0) return
-      const flushing: Promise<void> = this.flush().finally(() => {
-        this.flushes.delete(flushing)
-        if (this.queue.length > 0) this.schedule()
-      })
-      this.flushes.add(flushing)
-    })
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.queue
-    this.queue = []
-    const all = batch.length === 1 ? batch[0]!.messages : batch.flatMap((request) => request.messages)
-    let outcome: IngestOutcome
-    try {
-      outcome = await this.store.ingest(all, this.dedupeWindowMs)
-      let offset = 0
-      for (const request of batch) {
-        const stored = outcome.stored.slice(offset, offset + request.messages.length)
-        offset += request.messages.length
-        request.resolve({ stored })
+  /**
+   * Runs the calls of one request through the pipeline for `source` (from `sourceFor`). `forcedType` is the type a
+   * single-call endpoint imposes (`/v1/track` stores a track whatever the body says).
+   */
+  async accept(
+    source: Source,
+    items: unknown[],
+    request: RequestContext,
+    forcedType?: MessageType,
+  ): Promise<AcceptResult> {
+    const accepted: AcceptedMessage[] = []
+    const rejected: Rejection[] = []
+    for (let index = 0; index < items.length; index++) {
+      const item = items[index]
+      const candidate =
+        forcedType && item !== null && typeof item === 'object' && !Array.isArray(item)
+          ? { ...item, type: forcedType }
+          : item
+      const error = validateMessage(candidate)
+      if (error) {
+        rejected.push({ index, error })
+        continue
       }
-    } catch (error) {
-      for (const request of batch) request.reject(error)
-      return
+      const message = candidate as Record<string, unknown>
+      const type = message.type as MessageType
+      const payload = enrichMessage(message, type, request)
+      const payloadJson = JSON.stringify(payload)
+      // Serialize once. The enriched message is never more than ~64 bytes smaller than the one sent
+      // (only a long sentAt gets shorter; a writeKey is removed, so that case is measured), so the
+      // exact 32 KB check on the original only runs for messages near the limit.
+      if (payloadJson.length * 3 > MAX_MESSAGE_BYTES - 1024 || 'writeKey' in message) {
+        const sizeError = messageSizeError(Buffer.byteLength(JSON.stringify(candidate)))
+        if (sizeError) {
+          rejected.push({ index, error: sizeError })
+          continue
+        }
+      }
+      accepted.push({
+        sourceId: source.id,
+        messageId: payload.messageId as string,
+        type,
+        receivedAt: request.receivedAt,
+        routeTo: routeTo(payload.integrations),
+        payloadJson,
+      })
     }
-    if (outcome.deliveriesCreated > 0) this.onCommitted(outcome.deliveriesCreated)
+    // We MUST await the commit: a 200 promises the messages are durable.
+    if (accepted.length > 0) await this.groupCommit.submit(accepted)
+    if (rejected.length > 0) await this.store.countRejected(source.id, rejected.length)
+    return { accepted: accepted.length, rejected }
   }
 }

@@ -1,4 +1,4 @@
-import { MESSAGE_TYPES, type MessageType } from '../store/store.ts'
+import { MESSAGE_TYPES, type MessageType } from '../domain/messages.ts'
 import { MAX_MESSAGE_BYTES, MAX_MESSAGE_ID_LENGTH } from './limits.ts'
 
 /**
@@ -18,7 +18,7 @@ const STRING_FIELDS = ['event', 'name', 'category'] as const
 const TIME_FIELDS = ['timestamp', 'sentAt'] as const
 
 /**
- * Per-message rules (SPEC §2). A message that breaks one is rejected alone, with the first rule it
+ * Per-message rules (docs/tracking-api.md). A message that breaks one is rejected alone, with the first rule it
  * broke; the other messages of the request are still accepted. Returns null when the message is valid.
  */
 export function validateMessage(item: unknown): string | null {
@@ -34,7 +34,7 @@ export function validateMessage(item: unknown): string | null {
     return '.userId or .anonymousId is required: a non-empty string identifying the user.'
   }
   for (const field of ID_FIELDS) {
-    if (message[field] !== undefined && message[field] !== null && !isId(message[field])) {
+    if (!isAbsentId(message[field]) && !isId(message[field])) {
       return `.${field} must be a non-empty string or a number; got ${describe(message[field])}.`
     }
   }
@@ -121,7 +121,7 @@ function deeperThan(node: object, levelsLeft: number): boolean {
 /** The 32 KB rule, on the message as the client sent it (serialized). */
 export function messageSizeError(serializedBytes: number): string | null {
   return serializedBytes > MAX_MESSAGE_BYTES
-    ? `Message is ${serializedBytes} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (32 KB). Send smaller properties or traits.`
+    ? `Message is ${serializedBytes} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (${MAX_MESSAGE_BYTES / 1024} KB). Send smaller properties or traits.`
     : null
 }
 
@@ -137,6 +137,15 @@ export function parseTime(value: unknown): number | null {
   if (typeof value !== 'string' || value.length > 64 || !/^\d{4}-\d{2}-\d{2}/.test(value)) return null
   const ms = Date.parse(value)
   return Number.isNaN(ms) ? null : ms
+}
+
+/**
+ * An id that is not there: missing, null, or a blank string. RudderStack's browser SDK sends
+ * `"userId": ""` on every call of a visitor it has not identified (with an `anonymousId`), and Segment
+ * reads a blank id as absent too.
+ */
+export function isAbsentId(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '')
 }
 
 function isId(value: unknown): boolean {

@@ -1,6 +1,7 @@
 /**
- * Errors that reach an HTTP client. Every one carries a message that says what was wrong and how to
- * fix it; the server's error handler renders them as `{"error": {"code", "message", "field"?}}`.
+ * Errors that only exist on HTTP (a body that is not JSON, a missing token, a wrong encoding). Every
+ * one carries a message that says what was wrong and how to fix it; the server's error handler renders
+ * them, and the domain's errors (`../domain/errors.ts`), as `{"error": {"code", "message", "field"?}}`.
  */
 export class HttpError extends Error {
   readonly statusCode: number
@@ -13,14 +14,6 @@ export class HttpError extends Error {
     this.statusCode = statusCode
     this.code = code
     this.field = field
-  }
-}
-
-/** A value failed a validation rule. `field` is a JSON pointer-ish path such as `.event` or `/settings/webhooks/0/url`. */
-export class ValidationError extends HttpError {
-  constructor(field: string, message: string) {
-    super(400, 'validation_failed', message, field)
-    this.name = 'ValidationError'
   }
 }
 

@@ -1,55 +1,28 @@
 /**
- * How stored resources look through the management API: ISO 8601 times, and destination settings
- * without the shared secret (only whether one is set).
+ * How domain records look through the management API: ISO 8601 times, and destination settings
+ * without the shared secret (only whether one is set). The view types come from the response schemas.
  */
+import { toAttemptRecord } from '../deliver/delivery-outcome.ts'
 import type { AttemptResult } from '../deliver/http-sender.ts'
-import type {
-  Delivery,
-  DeliveryAttempt,
-  DeliveryStats,
-  DeliveryStatus,
-  Destination,
-  MessageType,
-  Source,
-  SourceStats,
-} from '../store/store.ts'
+import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
+import type { DestinationWithStats } from '../domain/destination-service.ts'
+import type { SourceWithStats } from '../domain/source-service.ts'
+import type { AttemptResultView, AttemptView, DeliveryStatsView, DeliveryView } from './delivery-schemas.ts'
+import type { DestinationView } from './destination-schemas.ts'
+import type { SourceView } from './source-schemas.ts'
 
-export interface SourceView {
-  id: string
-  name: string
-  writeKey: string
-  enabled: boolean
-  createdAt: string
-  stats: SourceStats
-}
-
-export interface DestinationView {
-  id: string
-  name: string
-  type: Destination['type']
-  enabled: boolean
-  sourceIds: string[]
-  settings: {
-    webhooks: Array<{ url: string; headers: Record<string, string> }>
-    sharedSecretSet: boolean
-  }
-  createdAt: string
-  updatedAt: string
-  stats: DeliveryStats
-}
-
-export function sourceView(source: Source, stats: SourceStats): SourceView {
+export function sourceView({ source, stats }: SourceWithStats): SourceView {
   return {
     id: source.id,
     name: source.name,
     writeKey: source.writeKey,
     enabled: source.enabled,
-    createdAt: new Date(source.createdAt).toISOString(),
+    createdAt: iso(source.createdAt),
     stats: { accepted: stats.accepted, duplicates: stats.duplicates, rejected: stats.rejected },
   }
 }
 
-export function destinationView(destination: Destination, stats: DeliveryStats): DestinationView {
+export function destinationView({ destination, stats }: DestinationWithStats): DestinationView {
   return {
     id: destination.id,
     name: destination.name,
@@ -60,13 +33,13 @@ export function destinationView(destination: Destination, stats: DeliveryStats):
       webhooks: destination.settings.webhooks.map(({ url, headers }) => ({ url, headers: { ...headers } })),
       sharedSecretSet: destination.settings.sharedSecret !== null,
     },
-    createdAt: new Date(destination.createdAt).toISOString(),
-    updatedAt: new Date(destination.updatedAt).toISOString(),
+    createdAt: iso(destination.createdAt),
+    updatedAt: iso(destination.updatedAt),
     stats: statsView(stats),
   }
 }
 
-export function statsView(stats: DeliveryStats): DeliveryStats {
+export function statsView(stats: DeliveryStats): DeliveryStatsView {
   return {
     pending: stats.pending,
     retrying: stats.retrying,
@@ -76,36 +49,6 @@ export function statsView(stats: DeliveryStats): DeliveryStats {
     latencyP50Ms: stats.latencyP50Ms,
     latencyP95Ms: stats.latencyP95Ms,
   }
-}
-
-/** What one request to one URL brought, as the API shows it (a test send, or part of an attempt). */
-export interface AttemptResultView {
-  url: string
-  statusCode: number | null
-  errorKind: string | null
-  errorText: string | null
-  latencyMs: number
-  responseExcerpt: string | null
-}
-
-export interface AttemptView extends AttemptResultView {
-  attemptedAt: string
-}
-
-export interface DeliveryView {
-  id: number
-  destinationId: string
-  sourceId: string
-  messageId: string
-  type: MessageType
-  status: DeliveryStatus
-  deadLettered: boolean
-  attemptCount: number
-  nextAttemptAt: string | null
-  firstAttemptAt: string | null
-  createdAt: string
-  updatedAt: string
-  attempts: AttemptView[]
 }
 
 export function deliveryView(delivery: Delivery): DeliveryView {
@@ -138,16 +81,10 @@ function attemptView(attempt: DeliveryAttempt): AttemptView {
   }
 }
 
-/** A test send's result: the same members as a recorded attempt, absent ones as null. */
+/** A test send's result: the members of a recorded attempt (as it would be recorded), without its time. */
 export function attemptResultView(result: AttemptResult): AttemptResultView {
-  return {
-    url: result.url,
-    statusCode: result.statusCode ?? null,
-    errorKind: result.errorKind ?? null,
-    errorText: result.errorText ?? null,
-    latencyMs: Math.round(result.latencyMs),
-    responseExcerpt: result.responseExcerpt === '' ? null : result.responseExcerpt,
-  }
+  const { attemptedAt: _attemptedAt, ...view } = toAttemptRecord(result)
+  return view
 }
 
 function iso(epochMs: number): string {

@@ -1,17 +1,21 @@
 import type { Config } from '../config.ts'
-import type { Logger } from '../lib/logger.ts'
+import { createLogger, type Logger } from '../lib/logger.ts'
 import { PostgresStore } from './postgres/postgres-store.ts'
 import { ThreadedSqliteStore } from './sqlite/threaded-store.ts'
 import type { Store } from './store.ts'
 
-/** Opens the store the configuration names and applies its migrations. */
-export async function openStore(config: Config, logger: Logger): Promise<Store> {
+/** Opens the store the configuration names and applies its migrations. `logger` defaults to one at the configured level. */
+export async function openStore(
+  config: Config,
+  logger: Logger = createLogger(config.logLevel),
+): Promise<Store> {
+  const dedupeWindowMs = config.dedupeWindowHours * 3_600_000
   if (config.databaseUrl && /^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     const store = new PostgresStore({
       connectionString: config.databaseUrl,
       poolSize: config.postgresPoolSize,
       statementTimeoutMs: config.postgresStatementTimeoutMs,
-      dedupeWindowMs: config.dedupeWindowHours * 3_600_000,
+      dedupeWindowMs,
       logger,
     })
     try {
@@ -28,7 +32,11 @@ export async function openStore(config: Config, logger: Logger): Promise<Store> 
       `DATABASE_URL must be a postgres:// URL or unset (embedded SQLite); got "${config.databaseUrl}".`,
     )
   }
-  const store = new ThreadedSqliteStore({ dataDir: config.dataDir, synchronous: config.sqliteSynchronous })
+  const store = new ThreadedSqliteStore({
+    dataDir: config.dataDir,
+    synchronous: config.sqliteSynchronous,
+    dedupeWindowMs,
+  })
   await store.migrate()
   logger.debug({ store: store.kind, path: store.path }, 'store ready')
   return store

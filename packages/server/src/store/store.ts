@@ -1,58 +1,24 @@
 /**
  * The store contract. Every other part of the server talks to durable state only through this
- * interface, so the embedded SQLite store and the PostgreSQL store are interchangeable.
+ * interface, so the embedded SQLite store and the PostgreSQL store are interchangeable. The records
+ * it stores (sources, destinations, deliveries) are the domain's (`../domain/`); the types here are
+ * only what crosses into and out of storage.
  *
  * Conventions:
  * - Every method is async, even where SQLite could answer synchronously.
  * - Times are epoch milliseconds (numbers) here; the HTTP layers render them as ISO 8601.
  * - A resolved promise from a write means the change is committed (durable).
  */
-
-export type MessageType = 'identify' | 'track' | 'page' | 'screen' | 'group' | 'alias'
-export const MESSAGE_TYPES: readonly MessageType[] = ['identify', 'track', 'page', 'screen', 'group', 'alias']
-
-/** Destination kinds Sluice can deliver to. The name used in an `integrations` object is in `DESTINATION_NAMES`. */
-export type DestinationType = 'webhooks'
-export const DESTINATION_NAMES: Record<DestinationType, string> = { webhooks: 'Webhooks' }
-
-export interface Source {
-  id: string
-  name: string
-  writeKey: string
-  enabled: boolean
-  createdAt: number
-}
-
-export interface SourceStats {
-  /** Messages stored and routed. */
-  accepted: number
-  /** Messages dropped because the same messageId came from this source within the dedupe window. */
-  duplicates: number
-  /** Messages refused by per-message validation. */
-  rejected: number
-}
-
-export interface WebhookEndpoint {
-  url: string
-  headers: Record<string, string>
-}
-
-export interface WebhooksSettings {
-  webhooks: WebhookEndpoint[]
-  /** Never leaves the server through the management API; `null` when unset. */
-  sharedSecret: string | null
-}
-
-export interface Destination {
-  id: string
-  name: string
-  type: DestinationType
-  enabled: boolean
-  sourceIds: string[]
-  settings: WebhooksSettings
-  createdAt: number
-  updatedAt: number
-}
+import type {
+  Delivery,
+  DeliveryAttempt,
+  DeliveryStats,
+  DeliveryStatus,
+  ReplayableStatus,
+} from '../domain/deliveries.ts'
+import type { Destination, DestinationType, WebhooksSettings } from '../domain/destinations.ts'
+import type { MessageType } from '../domain/messages.ts'
+import type { Source, SourceStats } from '../domain/sources.ts'
 
 export interface NewSource {
   name: string
@@ -88,7 +54,7 @@ export interface AcceptedMessage {
   type: MessageType
   receivedAt: number
   /** Destination types this message may go to, as decided by the router from its `integrations`. */
-  routeTo: DestinationType[]
+  routeTo: readonly DestinationType[]
   /** The full enriched message as JSON text (serialized once by the Tracking API, stored as is). */
   payloadJson: string
 }
@@ -107,52 +73,6 @@ export interface StoredMessage {
   type: MessageType
   receivedAt: number
   payload: Record<string, unknown>
-}
-
-/**
- * Delivery state machine, one record per (message, destination):
- *   pending  -> not attempted yet
- *   retrying -> at least one retryable failure; next attempt at `nextAttemptAt`
- *   delivered (final) -> some URL answered 2xx
- *   failed (final)    -> a non-retryable answer on every URL, or the retry window ran out
- *                        (`deadLettered` = true); can be replayed
- */
-export type DeliveryStatus = 'pending' | 'retrying' | 'delivered' | 'failed'
-export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'retrying', 'delivered', 'failed']
-
-/** One HTTP request made for a delivery, to one URL. */
-export interface DeliveryAttempt {
-  attemptedAt: number
-  url: string
-  /** Present when the endpoint answered. */
-  statusCode: number | null
-  /** Why there was no 2xx (timeout, connect, tls, ssrf, http, redirect, ...); null on success. */
-  errorKind: string | null
-  errorText: string | null
-  latencyMs: number
-  /** At most 1 KB of the response body. */
-  responseExcerpt: string | null
-}
-
-export interface Delivery {
-  id: number
-  destinationId: string
-  sourceId: string
-  messageId: string
-  type: MessageType
-  status: DeliveryStatus
-  /** True when it failed because the retry window ran out. */
-  deadLettered: boolean
-  attemptCount: number
-  /** When the next attempt is due; null once final. */
-  nextAttemptAt: number | null
-  firstAttemptAt: number | null
-  /** URLs that gave a final non-2xx answer: later attempts skip them. */
-  closedUrls: string[]
-  createdAt: number
-  updatedAt: number
-  /** Oldest first. */
-  attempts: DeliveryAttempt[]
 }
 
 /** A due delivery leased to this process, with what it needs to send. */
@@ -178,17 +98,26 @@ export interface DeliveryOutcome {
   closedUrls: string[]
 }
 
-export interface DeliveryStats {
-  pending: number
-  retrying: number
-  delivered: number
-  /** All failed deliveries, dead-lettered ones included. */
-  failed: number
-  deadLettered: number
-  /** Over the destination's last 1,000 attempts; null when there are none. */
-  latencyP50Ms: number | null
-  latencyP95Ms: number | null
+/** What `Store.watch` announces. */
+export type StoreEvent = 'deliveries' | 'config'
+
+/** Which deliveries a count covers; every one when empty. */
+export interface DeliveryCountFilter {
+  destinationId?: string
+  status?: DeliveryStatus
 }
+
+/** One page of a destination's deliveries, newest first. `before` is an id cursor. */
+export interface DeliveryListFilter {
+  status?: DeliveryStatus
+  limit: number
+  before?: number
+}
+
+/** Final deliveries to schedule again: by id, or a destination's with one final status (created since a time). */
+export type ReplayFilter =
+  | { ids: number[] }
+  | { destinationId: string; status: ReplayableStatus; since?: number }
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
@@ -221,13 +150,14 @@ export interface Store {
   // --- ingest ---
   /**
    * Stores accepted messages in one transaction: drops those whose (sourceId, messageId) was received
-   * within the last `dedupeWindowMs` (the caller keeps retention at least that long), inserts the rest, and creates their delivery records for every enabled
-   * destination connected to the message's source whose type is in `routeTo`. Resolves once committed.
+   * within the store's dedupe window (its `dedupeWindowMs` option; the caller keeps retention at least
+   * that long), inserts the rest, and creates their delivery records for every enabled destination
+   * connected to the message's source whose type is in `routeTo`. Resolves once committed.
    */
-  ingest(messages: AcceptedMessage[], dedupeWindowMs: number): Promise<IngestOutcome>
+  ingest(messages: AcceptedMessage[]): Promise<IngestOutcome>
   getMessage(sourceId: string, messageId: string): Promise<StoredMessage | null>
   countMessages(sourceId?: string): Promise<number>
-  countDeliveries(filter?: { destinationId?: string; status?: DeliveryStatus }): Promise<number>
+  countDeliveries(filter?: DeliveryCountFilter): Promise<number>
 
   // --- deliveries ---
   /**
@@ -248,27 +178,24 @@ export interface Store {
   /** When the destination's earliest unleased pending or retrying delivery is due, or null. */
   nextDueAt(destinationId: string, now: number): Promise<number | null>
   /** Newest first. `before` is an id cursor for paging. */
-  listDeliveries(
-    destinationId: string,
-    filter: { status?: DeliveryStatus; limit: number; before?: number },
-  ): Promise<Delivery[]>
+  listDeliveries(destinationId: string, filter: DeliveryListFilter): Promise<Delivery[]>
   getDelivery(id: number): Promise<Delivery | null>
   /**
    * Schedules final deliveries (failed or delivered) to go out again at `now`, with a fresh retry
    * window. Deliveries that are still pending or retrying are left alone. Returns how many were reset.
    */
-  replayDeliveries(
-    filter: { ids: number[] } | { destinationId: string; status: 'failed' | 'delivered'; since?: number },
-    now: number,
-  ): Promise<number>
+  replayDeliveries(filter: ReplayFilter, now: number): Promise<number>
   deliveryStats(destinationId: string): Promise<DeliveryStats>
 
   /**
-   * Optional, for stores shared by several processes (PostgreSQL LISTEN/NOTIFY): calls `listener`
-   * when another process created or rescheduled deliveries (`deliveries`) or changed destinations
-   * (`config`). Resolves with a function that stops listening. Single-process stores leave it out.
+   * Calls `listener` after every committed change that gives the delivery engine something to do:
+   * `deliveries` when deliveries were created or rescheduled (an ingest that created some, a replay
+   * that reset some), `config` when destinations were created, updated or deleted. Changes made through
+   * this store object are announced right after their commit, before the writing call resolves; a store
+   * shared by several processes (PostgreSQL) also announces the other processes' changes as they
+   * arrive. Resolves, once listening, with a function that stops listening.
    */
-  watch?(listener: (event: 'deliveries' | 'config') => void): Promise<() => Promise<void>>
+  watch(listener: (event: StoreEvent) => void): Promise<() => Promise<void>>
 
   // --- housekeeping ---
   /**

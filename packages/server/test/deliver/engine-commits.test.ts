@@ -1,14 +1,16 @@
 /**
  * The engine's bookkeeping against an in-memory store and an instant fake sender: group commits, the
- * bound on unrecorded successes, and stop(). (engine.test.ts covers real receivers end to end.)
+ * bound on unrecorded successes, stop(), and the dead-letter log. (engine.test.ts covers real
+ * receivers end to end.)
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { DeliveryEngine } from '../../src/deliver/engine.ts'
 import type { AttemptResult, SendRequest, WebhookSender } from '../../src/deliver/http-sender.ts'
-import { retrySettings } from '../../src/deliver/retry-policy.ts'
+import { type RetrySettings, retrySettings } from '../../src/deliver/retry-policy.ts'
+import type { Destination } from '../../src/domain/destinations.ts'
 import type { Logger } from '../../src/lib/logger.ts'
-import type { ClaimedDelivery, DeliveryOutcome, Destination, Store } from '../../src/store/store.ts'
+import type { ClaimedDelivery, DeliveryOutcome, Store } from '../../src/store/store.ts'
 import { eventually, sleep } from './receivers.ts'
 
 const CONCURRENCY = 8
@@ -22,8 +24,16 @@ interface Harness {
   maxUnrecorded: () => number
 }
 
-/** `total` deliveries; the fake sender answers 200 after `sendMs`; each commit takes `commitMs`. */
-function harness(total: number, sendMs: number, commitMs: number): Harness {
+/**
+ * `total` deliveries; the fake sender answers `answer.statusCode` (200) after `sendMs`; each commit
+ * takes `commitMs`.
+ */
+function harness(
+  total: number,
+  sendMs: number,
+  commitMs: number,
+  answer: { statusCode?: number; logger?: Logger; retry?: RetrySettings } = {},
+): Harness {
   const destination = {
     id: 'dst_1',
     name: 'hooks',
@@ -67,6 +77,8 @@ function harness(total: number, sendMs: number, commitMs: number): Harness {
     },
     releaseClaims: async () => {},
     nextDueAt: async () => null,
+    // Announces nothing: the engine finds this work by its own wake-up at start.
+    watch: async () => async () => {},
   } as unknown as Store
   const sender = {
     send: async (request: SendRequest): Promise<AttemptResult> => {
@@ -74,23 +86,23 @@ function harness(total: number, sendMs: number, commitMs: number): Harness {
       maxUnrecorded = Math.max(maxUnrecorded, sent - committed)
       const attemptedAt = Date.now()
       await sleep(sendMs)
+      const statusCode = answer.statusCode ?? 200
       return {
         url: request.url,
         attemptedAt,
-        statusCode: 200,
+        statusCode,
         latencyMs: sendMs,
         responseExcerpt: 'ok',
-        outcome: 'success',
-        retryable: false,
+        ...(statusCode === 200 ? {} : { errorKind: 'http', errorText: `HTTP ${statusCode}` }),
       }
     },
   } as unknown as WebhookSender
   const silent = { error() {}, warn() {}, info() {}, debug() {} } as unknown as Logger
   const engine = new DeliveryEngine({
     store,
-    logger: silent,
+    logger: answer.logger ?? silent,
     sender,
-    retry: retrySettings(),
+    retry: answer.retry ?? retrySettings(),
     concurrencyPerDestination: CONCURRENCY,
   })
   return { engine, commits, committed: () => committed, maxUnrecorded: () => maxUnrecorded }
@@ -124,5 +136,34 @@ describe('engine: group commits', () => {
     await sleep(30) // every request is in flight now
     await run.engine.stop()
     assert.equal(run.committed(), CONCURRENCY)
+  })
+})
+
+describe('engine: dead-lettering', () => {
+  test('a delivery dead-lettered is logged at warn with its id, destination and the reason', async () => {
+    const warnings: Array<{ fields: Record<string, unknown>; message: string }> = []
+    const logger = {
+      error() {},
+      info() {},
+      debug() {},
+      warn(fields: Record<string, unknown>, message: string) {
+        warnings.push({ fields, message })
+      },
+    } as unknown as Logger
+    // A zero-length window: the first retryable failure is already past it.
+    const run = harness(1, 0, 0, { statusCode: 503, logger, retry: retrySettings({ windowMs: 0 }) })
+    run.engine.start()
+    assert.ok(await eventually(() => run.committed() === 1, 2_000))
+    await run.engine.stop()
+    assert.deepEqual(warnings, [
+      {
+        fields: {
+          deliveryId: 0,
+          destinationId: 'dst_1',
+          reason: 'still failing 0 ms after the first attempt (1 attempt)',
+        },
+        message: 'delivery dead-lettered',
+      },
+    ])
   })
 })

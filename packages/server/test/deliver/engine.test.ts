@@ -3,7 +3,9 @@
  */
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
-import type { Delivery, Destination, Source, WebhookEndpoint } from '../../src/store/store.ts'
+import type { Delivery } from '../../src/domain/deliveries.ts'
+import type { Destination, WebhookEndpoint } from '../../src/domain/destinations.ts'
+import type { Source } from '../../src/domain/sources.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
 import { send } from '../helpers/tracking.ts'
 import {
@@ -50,7 +52,6 @@ async function setup(
     sourceIds: [source.id],
     settings: { webhooks, sharedSecret },
   })
-  sluice.sluice.engine.configChanged()
   return { source, destination }
 }
 
@@ -180,6 +181,25 @@ describe('what arrives', () => {
     await send(sluice.url, '/v1/identify', { userId: 'u' }, { writeKey: source.writeKey })
     assert.ok(await eventually(() => r.requests.length === 1, 5_000))
     assert.equal(r.requests[0]!.headers['x-signature'], undefined)
+  })
+
+  test('a delete notification goes out through the same path: its three members, signed', async () => {
+    const sluice = await sluiceWith()
+    const r = await receiver()
+    const { destination } = await setup(sluice, [hook(r)], 'delete-secret')
+    const results = await sluice.sluice.engine.sendTest(destination, {
+      type: 'delete',
+      userId: 'u-gone',
+      timestamp: '2026-01-31T12:00:00.000Z',
+      messageId: 'not delivered',
+    })
+    assert.equal(results[0]?.statusCode, 200)
+    const request = r.requests[0]!
+    assert.equal(
+      request.body.toString('utf8'),
+      '{"type":"delete","userId":"u-gone","timestamp":"2026-01-31T12:00:00.000Z"}',
+    )
+    assert.equal(request.headers['x-signature'], opensslHmacSha1(request.body, 'delete-secret'))
   })
 
   test('a new message is attempted at once after the ack, not on the next poll', async () => {
@@ -375,7 +395,6 @@ describe('isolation', () => {
         settings: { webhooks: [hook(r)], sharedSecret: null },
       })
     }
-    sluice.sluice.engine.configChanged()
     const batch = Array.from({ length: 200 }, (_, i) => ({
       type: 'track',
       userId: 'u',

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { setImmediate } from 'node:timers/promises'
 import { type AttemptResult, WebhookSender } from '../../src/deliver/http-sender.ts'
+import { type AttemptVerdict, classifyAttempt } from '../../src/deliver/retry-policy.ts'
 import { serializeMessage, shapeMessage } from '../../src/deliver/shape.ts'
 import { signBody, verifySignature } from '../../src/deliver/signing.ts'
 import type { Resolver } from '../../src/deliver/ssrf.ts'
@@ -60,8 +61,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     })
 
     assert.equal(result.statusCode, 200)
-    assert.equal(result.outcome, 'success')
-    assert.equal(result.retryable, false)
+    assert.equal(classifyAttempt(result), 'success')
     assert.equal(result.errorKind, undefined)
     assert.equal(result.responseExcerpt, 'thanks')
     assert.ok(result.latencyMs >= 0 && result.latencyMs < 1000)
@@ -118,7 +118,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
   test('500: retryable, with the response excerpt', async () => {
     const target = await receiver((_req, res) => res.writeHead(500).end('{"error":"database down"}'))
     const result = await sender().send({ url: target.url, body })
-    assertResult(result, { statusCode: 500, errorKind: 'http', outcome: 'retryable' })
+    assertResult(result, { statusCode: 500, errorKind: 'http', verdict: 'retryable' })
     assert.equal(result.errorText, 'HTTP 500 Internal Server Error')
     assert.equal(result.responseExcerpt, '{"error":"database down"}')
   })
@@ -126,7 +126,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
   test('503 with Retry-After (seconds): retryable, retryAfterMs reported', async () => {
     const target = await receiver((_req, res) => res.writeHead(503, { 'retry-after': '120' }).end())
     const result = await sender().send({ url: target.url, body })
-    assertResult(result, { statusCode: 503, errorKind: 'http', outcome: 'retryable' })
+    assertResult(result, { statusCode: 503, errorKind: 'http', verdict: 'retryable' })
     assert.equal(result.retryAfterMs, 120_000)
   })
 
@@ -134,7 +134,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     const at = new Date(Date.now() + 60_000).toUTCString()
     const target = await receiver((_req, res) => res.writeHead(429, { 'retry-after': at }).end('slow down'))
     const result = await sender().send({ url: target.url, body })
-    assertResult(result, { statusCode: 429, errorKind: 'http', outcome: 'retryable' })
+    assertResult(result, { statusCode: 429, errorKind: 'http', verdict: 'retryable' })
     assert.ok(
       result.retryAfterMs !== undefined && result.retryAfterMs > 55_000 && result.retryAfterMs <= 60_000,
     )
@@ -143,13 +143,13 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
 
   test('408: retryable', async () => {
     const target = await receiver((_req, res) => res.writeHead(408).end())
-    assertResult(await sender().send({ url: target.url, body }), { statusCode: 408, outcome: 'retryable' })
+    assertResult(await sender().send({ url: target.url, body }), { statusCode: 408, verdict: 'retryable' })
   })
 
   test('404: final, not retried', async () => {
     const target = await receiver((_req, res) => res.writeHead(404).end('no such hook'))
     const result = await sender().send({ url: target.url, body })
-    assertResult(result, { statusCode: 404, errorKind: 'http', outcome: 'final' })
+    assertResult(result, { statusCode: 404, errorKind: 'http', verdict: 'final' })
     assert.equal(result.retryAfterMs, undefined)
     assert.equal(result.responseExcerpt, 'no such hook')
   })
@@ -160,7 +160,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
       res.writeHead(301, { location: `${elsewhere.url}/moved` }).end(),
     )
     const result = await sender().send({ url: target.url, body })
-    assertResult(result, { statusCode: 301, errorKind: 'redirect', outcome: 'final' })
+    assertResult(result, { statusCode: 301, errorKind: 'redirect', verdict: 'final' })
     assert.match(
       result.errorText ?? '',
       new RegExp(`^HTTP 301 Moved Permanently to ${elsewhere.url}/moved: Sluice never follows redirects`),
@@ -174,7 +174,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     for (const status of [302, 307, 308]) {
       const target = await receiver((_req, res) => res.writeHead(status, { location: '/again' }).end())
       const result = await sender().send({ url: target.url, body })
-      assertResult(result, { statusCode: status, errorKind: 'redirect', outcome: 'final' })
+      assertResult(result, { statusCode: status, errorKind: 'redirect', verdict: 'final' })
       assert.equal(target.requests.length, 1)
     }
   })
@@ -184,7 +184,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     const started = Date.now()
     const result = await sender({ timeoutMs: 300 }).send({ url: target.url, body })
     const took = Date.now() - started
-    assertResult(result, { errorKind: 'timeout', outcome: 'retryable' })
+    assertResult(result, { errorKind: 'timeout', verdict: 'retryable' })
     assert.equal(result.statusCode, undefined)
     assert.equal(result.errorText, 'No response within 300 ms.')
     assert.ok(took >= 290 && took < 1000, `took ${took} ms`)
@@ -200,14 +200,14 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     const started = Date.now()
     const result = await client.send({ url: target.url, body })
     const took = Date.now() - started
-    assertResult(result, { errorKind: 'timeout', outcome: 'retryable' })
+    assertResult(result, { errorKind: 'timeout', verdict: 'retryable' })
     assert.ok(took >= 4990 && took < 6000, `took ${took} ms`)
   })
 
   test('connection reset mid-request: connect error, retryable', async () => {
     const target = await receiver((req) => req.socket.resetAndDestroy())
     const result = await sender().send({ url: target.url, body })
-    assertResult(result, { errorKind: 'connect', outcome: 'retryable' })
+    assertResult(result, { errorKind: 'connect', verdict: 'retryable' })
     assert.match(
       result.errorText ?? '',
       /^Connection to 127\.0\.0\.1:\d+ failed: .*\((ECONNRESET|UND_ERR_SOCKET)\)\.$/,
@@ -217,14 +217,14 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
   test('connection closed without an answer: connect error, retryable', async () => {
     const target = await receiver((req) => req.socket.destroy())
     const result = await sender().send({ url: target.url, body })
-    assertResult(result, { errorKind: 'connect', outcome: 'retryable' })
+    assertResult(result, { errorKind: 'connect', verdict: 'retryable' })
   })
 
   test('connection refused: connect error, retryable, fails fast', async () => {
     const port = await unusedPort()
     const started = Date.now()
     const result = await sender().send({ url: `http://127.0.0.1:${port}/hook`, body })
-    assertResult(result, { errorKind: 'connect', outcome: 'retryable' })
+    assertResult(result, { errorKind: 'connect', verdict: 'retryable' })
     assert.match(result.errorText ?? '', /ECONNREFUSED/)
     assert.ok(Date.now() - started < 500)
   })
@@ -234,7 +234,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
       req.socket.end('SMTP ready\r\n\r\n')
     })
     const result = await sender().send({ url: target.url, body })
-    assertResult(result, { errorKind: 'protocol', outcome: 'retryable' })
+    assertResult(result, { errorKind: 'protocol', verdict: 'retryable' })
     assert.match(result.errorText ?? '', /did not answer with valid HTTP\/1\.1/)
   })
 
@@ -259,7 +259,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     const started = Date.now()
     const result = await sender({ timeoutMs: 5000 }).send({ url: target.url, body })
     assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`)
-    assertResult(result, { statusCode: 500, outcome: 'retryable' })
+    assertResult(result, { statusCode: 500, verdict: 'retryable' })
     assert.equal(Buffer.byteLength(result.responseExcerpt), 1024)
     assert.equal(result.responseExcerpt, 'x'.repeat(1024))
     assert.ok(await eventually(() => stoppedBecauseClosed), 'the connection was closed, not drained')
@@ -277,7 +277,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     // The 5 s deadline is not what ends it: the 200 ms excerpt wait is.
     const result = await sender({ excerptWaitMs: 200, timeoutMs: 5000 }).send({ url: target.url, body })
     const took = Date.now() - started
-    assertResult(result, { statusCode: 200, outcome: 'success' })
+    assertResult(result, { statusCode: 200, verdict: 'success' })
     assert.match(result.responseExcerpt, /^accepted;\.*$/)
     assert.ok(took < 1500, `took ${took} ms`)
     assert.ok(result.latencyMs < 190, 'latency is measured to the response headers')
@@ -305,7 +305,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
       setTimeout(() => res.end('second'), 20)
     })
     const result = await sender().send({ url: target.url, body })
-    assertResult(result, { statusCode: 503, outcome: 'retryable' })
+    assertResult(result, { statusCode: 503, verdict: 'retryable' })
     assert.equal(result.responseExcerpt, 'first,second')
   })
 
@@ -319,7 +319,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     ])
     const took = Date.now() - started
     for (const result of results) {
-      assertResult(result, { errorKind: 'timeout', outcome: 'retryable' })
+      assertResult(result, { errorKind: 'timeout', verdict: 'retryable' })
       assert.equal(result.errorText, 'No response within 300 ms.')
     }
     assert.ok(took >= 290 && took < 1000, `took ${took} ms`)
@@ -353,7 +353,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     const client = sender()
     for (const url of ['not a url', '/relative', 'ftp://example.com/x', 'file:///etc/passwd']) {
       const result = await client.send({ url, body })
-      assertResult(result, { errorKind: 'invalid_url', outcome: 'final' })
+      assertResult(result, { errorKind: 'invalid_url', verdict: 'final' })
       assert.equal(result.latencyMs, 0)
     }
   })
@@ -361,7 +361,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
   test('an unresolvable host name: dns error, retryable', async () => {
     const resolve: Resolver = async () => []
     const result = await sender({ resolve }).send({ url: 'http://no-such-host.test/hook', body })
-    assertResult(result, { errorKind: 'dns', outcome: 'retryable' })
+    assertResult(result, { errorKind: 'dns', verdict: 'retryable' })
     assert.equal(result.errorText, 'Could not resolve no-such-host.test (ENOTFOUND).')
   })
 })
@@ -411,7 +411,7 @@ describe('TLS', () => {
       body,
       signature: 'abc',
     })
-    assertResult(result, { errorKind: 'tls', outcome: 'final' })
+    assertResult(result, { errorKind: 'tls', verdict: 'final' })
     assert.equal(result.statusCode, undefined)
     assert.match(
       result.errorText ?? '',
@@ -427,7 +427,7 @@ describe('TLS', () => {
     cleanup.push(target)
     const client = sender({ trustedCa: tls.cert })
     const result = await client.send({ url: `https://localhost:${target.port}/hook`, body })
-    assertResult(result, { statusCode: 200, outcome: 'success' })
+    assertResult(result, { statusCode: 200, verdict: 'success' })
     assert.deepEqual(target.requests[0]?.body, body)
   })
 
@@ -439,7 +439,7 @@ describe('TLS', () => {
       url: `https://other.test:${target.port}/`,
       body,
     })
-    assertResult(result, { errorKind: 'tls', outcome: 'final' })
+    assertResult(result, { errorKind: 'tls', verdict: 'final' })
     assert.match(result.errorText ?? '', /ERR_TLS_CERT_ALTNAME_INVALID/)
     assert.equal(target.requests.length, 0)
   })
@@ -447,7 +447,7 @@ describe('TLS', () => {
   test('https:// to a plain HTTP port: tls error, final', async () => {
     const target = await receiver()
     const result = await sender().send({ url: `https://127.0.0.1:${target.port}/`, body })
-    assertResult(result, { errorKind: 'tls', outcome: 'final' })
+    assertResult(result, { errorKind: 'tls', verdict: 'final' })
     assert.equal(target.requests.length, 0)
   })
 })
@@ -477,7 +477,7 @@ describe('SSRF guard in the sender (allowPrivate: false)', () => {
     const client = sender({ allowPrivate: false })
     for (const url of urls(target.port)) {
       const result = await client.send({ url, body })
-      assertResult(result, { errorKind: 'ssrf', outcome: 'final' })
+      assertResult(result, { errorKind: 'ssrf', verdict: 'final' })
       assert.match(
         result.errorText ?? '',
         /^Refused to connect to .*loopback.*SLUICE_ALLOW_PRIVATE_DESTINATIONS=true/,
@@ -495,7 +495,7 @@ describe('SSRF guard in the sender (allowPrivate: false)', () => {
       url: `http://hooks.customer.test:${target.port}/x`,
       body,
     })
-    assertResult(refused, { errorKind: 'ssrf', outcome: 'final' })
+    assertResult(refused, { errorKind: 'ssrf', verdict: 'final' })
     assert.match(
       refused.errorText ?? '',
       /^Refused to connect to hooks\.customer\.test \(127\.0\.0\.1\): loopback/,
@@ -521,7 +521,7 @@ describe('SSRF guard in the sender (allowPrivate: false)', () => {
     ]) {
       const started = Date.now()
       const result = await client.send({ url, body })
-      assertResult(result, { errorKind: 'ssrf', outcome: 'final' })
+      assertResult(result, { errorKind: 'ssrf', verdict: 'final' })
       assert.ok(Date.now() - started < 500, 'refused at once, not after a 2 s connect attempt')
     }
   })
@@ -537,14 +537,15 @@ describe('SSRF guard in the sender (allowPrivate: false)', () => {
   })
 })
 
+/** Checks what the sender reported, and the retry policy's verdict on it. */
 function assertResult(
   result: AttemptResult,
-  expected: Partial<Pick<AttemptResult, 'statusCode' | 'errorKind' | 'outcome'>>,
+  expected: Partial<Pick<AttemptResult, 'statusCode' | 'errorKind'> & { verdict: AttemptVerdict }>,
 ): void {
-  const actual = { statusCode: result.statusCode, errorKind: result.errorKind, outcome: result.outcome }
+  const verdict = classifyAttempt(result)
+  const actual = { statusCode: result.statusCode, errorKind: result.errorKind, verdict }
   for (const key of Object.keys(expected) as Array<keyof typeof expected>) {
     assert.equal(actual[key], expected[key], `${key} (errorText: ${result.errorText})`)
   }
-  assert.equal(result.retryable, result.outcome === 'retryable')
-  if (result.outcome !== 'success') assert.ok(result.errorText, 'a failure explains itself')
+  if (verdict !== 'success') assert.ok(result.errorText, 'a failure explains itself')
 }

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import { ERROR_KINDS, type ErrorKind } from '../../src/deliver/error-kinds.ts'
 import {
   backoffDelayMs,
   classifyAttempt,
   DEFAULT_RETRY_SETTINGS,
-  type ErrorKind,
+  isSuccess,
   nextAttempt,
   parseRetryAfter,
   type RetrySettings,
@@ -58,10 +59,23 @@ describe('classifyAttempt', () => {
     ['redirect', 'final'],
     ['invalid_url', 'final'],
     ['invalid_request', 'final'],
+    ['invalid_message', 'final'],
   ]
   for (const [errorKind, verdict] of errors) {
     test(`error ${errorKind} -> ${verdict}`, () => assert.equal(classifyAttempt({ errorKind }), verdict))
   }
+
+  test('every error kind has a verdict, and only the listed ones are retried', () => {
+    const retried = ERROR_KINDS.filter((errorKind) => classifyAttempt({ errorKind }) === 'retryable')
+    assert.deepEqual(retried, ['timeout', 'connect', 'dns', 'protocol', 'unknown'])
+  })
+
+  test('isSuccess: a 2xx and nothing else', () => {
+    assert.equal(isSuccess({ statusCode: 204 }), true)
+    assert.equal(isSuccess({ statusCode: 302, errorKind: 'redirect' }), false)
+    assert.equal(isSuccess({ statusCode: 500, errorKind: 'http' }), false)
+    assert.equal(isSuccess({ errorKind: 'timeout' }), false)
+  })
 
   test('a status decides over an error kind', () => {
     assert.equal(classifyAttempt({ statusCode: 503, errorKind: 'http' }), 'retryable')

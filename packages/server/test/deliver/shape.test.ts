@@ -217,6 +217,50 @@ describe('shapeMessage: each type byte for byte', () => {
   })
 })
 
+describe('shapeMessage: delete notifications', () => {
+  test('a stored delete is shaped by the same entry point: type, userId and timestamp only, byte for byte', () => {
+    const payload = { type: 'delete', userId: 'u-42', timestamp: '2026-01-31T12:00:00.123Z' }
+    const expected = '{"type":"delete","userId":"u-42","timestamp":"2026-01-31T12:00:00.123Z"}'
+    assert.deepEqual(serializeMessage(shapeMessage(payload)), Buffer.from(expected, 'utf8'))
+    assert.deepEqual(shapeMessage(payload), shapeDelete(payload))
+  })
+
+  test('anything else in the stored payload is not delivered; the timestamp is normalized', () => {
+    const shaped = shapeMessage({
+      ...stored({ type: 'delete', userId: 'jürgen 🎉' }),
+      anonymousId: 'anon-1',
+      version: 2,
+      timestamp: 1_769_860_800_000,
+    })
+    assert.equal(
+      serializeMessage(shaped).toString('utf8'),
+      '{"type":"delete","userId":"jürgen 🎉","timestamp":"2026-01-31T12:00:00.000Z"}',
+    )
+  })
+
+  test('a delete without a usable userId or timestamp is refused clearly', () => {
+    const at = '2026-01-31T12:00:00.000Z'
+    assert.throws(
+      () => shapeMessage({ type: 'delete', timestamp: at }),
+      /delete message needs a string "userId"/,
+    )
+    assert.throws(() => shapeMessage({ type: 'delete', userId: 42, timestamp: at }), /string "userId"/)
+    assert.throws(
+      () => shapeMessage({ type: 'delete', userId: '', timestamp: at }),
+      /delete message needs a non-empty string "userId"/,
+    )
+    assert.throws(() => shapeMessage({ type: 'delete', userId: 'u' }), /delete message needs a "timestamp"/)
+    assert.throws(
+      () => shapeMessage({ type: 'delete', userId: 'u', timestamp: { at } }),
+      /delete message needs a "timestamp"/,
+    )
+    assert.throws(
+      () => shapeMessage({ type: 'delete', userId: 'u', timestamp: 'last Tuesday' }),
+      /Not a valid timestamp: "last Tuesday"/,
+    )
+  })
+})
+
 describe('shapeMessage: page properties fall back to context.page', () => {
   test('all four from context.page when the call has none; other properties follow', () => {
     assertBody(stored({ type: 'page', userId: 'u1', properties: { plan: 'pro' } }), {

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
 
-export const CLI = join(import.meta.dirname, '../../src/cli.ts')
+export const CLI = join(import.meta.dirname, '../../src/cli/main.ts')
 
 export interface SluiceProcess {
   child: ChildProcess

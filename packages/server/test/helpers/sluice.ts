@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { createSluice, type Sluice } from '../../src/app/server.ts'
 import { type Config, loadConfig } from '../../src/config.ts'
 import type { RetrySettings } from '../../src/deliver/retry-policy.ts'
-import type { Source, Store } from '../../src/store/store.ts'
+import type { Source } from '../../src/domain/sources.ts'
+import type { Store } from '../../src/store/store.ts'
 
 export interface ApiResponse<T = any> {
   status: number

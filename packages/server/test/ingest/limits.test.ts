@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { gzipSync } from 'node:zlib'
+import type { Source } from '../../src/domain/sources.ts'
 import { MAX_BATCH_ITEMS, MAX_MESSAGE_BYTES, MAX_REQUEST_BYTES } from '../../src/ingest/limits.ts'
-import type { Source } from '../../src/store/store.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
 import { send, trackCall } from '../helpers/tracking.ts'
 

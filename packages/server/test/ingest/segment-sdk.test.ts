@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { Analytics } from '@segment/analytics-node'
-import type { Source } from '../../src/store/store.ts'
+import type { Source } from '../../src/domain/sources.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
 
 let sluice: TestSluice

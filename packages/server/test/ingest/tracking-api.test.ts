@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import type { Source } from '../../src/store/store.ts'
+import type { Source } from '../../src/domain/sources.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
 import { send, trackCall } from '../helpers/tracking.ts'
 

@@ -345,6 +345,12 @@ describe('destinations', () => {
         message: /cannot be configured/,
       },
       {
+        case: 'reserved Expect',
+        settings: headers({ expect: '100-continue' }),
+        field: '/settings/webhooks/0/headers/expect',
+        message: /cannot be configured/,
+      },
+      {
         case: 'hop-by-hop Connection',
         settings: headers({ connection: 'close' }),
         field: '/settings/webhooks/0/headers/connection',

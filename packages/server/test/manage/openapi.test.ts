@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import { RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../../src/deliver/webhook-settings.ts'
+import { DESTINATION_TYPES } from '../../src/domain/destinations.ts'
+import { NAME_MAX_LENGTH } from '../../src/domain/names.ts'
+import { TEST_EVENT } from '../../src/domain/test-event.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
 
 interface Operation {
@@ -79,5 +83,30 @@ describe('OpenAPI document', () => {
     const responseSchema = JSON.stringify(create.responses['201']?.content?.['application/json']?.schema)
     assert.ok(!responseSchema.includes('"sharedSecret"'))
     assert.ok(responseSchema.includes('"sharedSecretSet"'))
+  })
+
+  test('rules and limits are described from the constants the code enforces', () => {
+    const json = (operation: Operation) => operation.requestBody?.content['application/json']?.schema as any
+    const createBody = json(document.paths['/api/v1/destinations'].post)
+    assert.deepEqual(createBody.properties.type.enum, DESTINATION_TYPES)
+    assert.equal(createBody.properties.name.maxLength, NAME_MAX_LENGTH)
+    assert.equal(json(document.paths['/api/v1/sources'].post).properties.name.maxLength, NAME_MAX_LENGTH)
+    const headers = createBody.properties.settings.properties.webhooks.items.properties.headers
+    assert.equal(headers.maxProperties, WEBHOOKS_LIMITS.maxHeadersPerUrl)
+    for (const reserved of RESERVED_HEADER_NAMES) {
+      assert.ok(headers.description.includes(reserved), `the headers description names ${reserved}`)
+    }
+
+    const stats =
+      document.paths['/api/v1/destinations/{id}/stats'].get.responses['200'].content['application/json']
+        .schema
+    assert.match(
+      stats.properties.deadLettered.description,
+      /SLUICE_RETRY_WINDOW_SECONDS.*by default/,
+      'the retry window is a setting, not a fixed time',
+    )
+    const testSend = document.paths['/api/v1/destinations/{id}/test'].post
+    assert.ok(testSend.description.includes(`userId \`${TEST_EVENT.userId}\``))
+    assert.ok(testSend.description.includes(`event \`${TEST_EVENT.event}\``))
   })
 })

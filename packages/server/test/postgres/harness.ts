@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 
-const CLI = join(import.meta.dirname, '../../src/cli.ts')
+const CLI = join(import.meta.dirname, '../../src/cli/main.ts')
 const run = promisify(execFile)
 
 export interface SluiceChild {

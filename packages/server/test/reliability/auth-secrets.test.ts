@@ -1,5 +1,5 @@
 /**
- * Authentication and secrets (issue 7, test 5).
+ * Authentication and secrets.
  *
  * - Every management operation — enumerated from `/api/openapi.json`, so a new route is covered
  *   without touching this file, and checked against the server's route table so none is missing from

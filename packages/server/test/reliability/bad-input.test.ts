@@ -1,5 +1,5 @@
 /**
- * Bad input (issue 7, test 3): a fast-check fuzzer sends at least 10,000 requests (50,000 with
+ * Bad input: a fast-check fuzzer sends at least 10,000 requests (50,000 with
  * SLUICE_LONG_TESTS=1) to a real Sluice child process — malformed, oversized, wrongly encoded (broken
  * gzip, other charsets), deeply nested, prototype-polluting and mixed valid/invalid — to the Tracking
  * API and every management route, in groups of 128 concurrent requests over 32 keep-alive connections.
@@ -227,7 +227,7 @@ const isoArb = fc
   .date({ min: new Date('1000-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z'), noInvalidDate: true })
   .map((date) => date.toISOString())
 
-/** A message valid for `type` under every SPEC §2 rule (no messageId: assigned when sent). */
+/** A message valid for `type` under every Tracking API rule (no messageId: assigned when sent). */
 function validMessageArb(type: MessageType): fc.Arbitrary<Record<string, unknown>> {
   return fc
     .record(

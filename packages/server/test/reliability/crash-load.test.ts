@@ -1,5 +1,5 @@
 /**
- * Crash under load (issue 7, test 1): a load generator sends batches through the Tracking API without
+ * Crash under load: a load generator sends batches through the Tracking API without
  * pause while the Sluice process is killed with SIGKILL and restarted, 3 times (10 with
  * SLUICE_LONG_TESTS=1). The generator behaves like an SDK: a batch that got no 200 is sent again, with
  * the same messageIds, until it is acknowledged.

@@ -1,9 +1,9 @@
 /**
- * Signatures end to end (issue 7, test 6): messages full of non-ASCII text, emoji, control characters
+ * Signatures end to end: messages full of non-ASCII text, emoji, control characters
  * and lone surrogates go through a real Sluice to real receivers; the `X-Signature` of every body
  * received equals the HMAC-SHA1 that the openssl CLI computes over the bytes received, under an ASCII,
- * a non-ASCII/emoji and a 1 KB secret. The receiver helper `verifySignature`, imported the way the
- * README tells receivers to (`@sluice/server/verify`), accepts exactly those and rejects tampered
+ * a non-ASCII/emoji and a 1 KB secret. The receiver helper `verifySignature`, imported the way
+ * docs/webhooks.md tells receivers to (`@sluice/server/verify`), accepts exactly those and rejects tampered
  * bodies, wrong secrets and malformed signatures, without throwing and with timingSafeEqual semantics.
  */
 import assert from 'node:assert/strict'

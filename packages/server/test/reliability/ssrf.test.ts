@@ -1,5 +1,5 @@
 /**
- * SSRF end to end (issue 7, test 4): destinations pointing at loopback, private, link-local, CGNAT and
+ * SSRF end to end: destinations pointing at loopback, private, link-local, CGNAT and
  * cloud-metadata addresses, in every spelling (IPv4-mapped IPv6, decimal, octal, hex, short forms, a
  * host name resolving to loopback), through a real Sluice with `allowPrivateDestinations: false`:
  * no connection reaches any local listener, by delivery or by test send.

@@ -1,25 +1,31 @@
 /**
- * The store contract as behaviour: the SAME tests run against every backend (sqlite.test.ts,
- * postgres.test.ts). Each test gets a fresh, migrated, empty store; `second()` opens another handle on
- * the same data (another connection pool / database connection), standing in for another process.
+ * The store contract as behaviour: the SAME tests run against every backend (sqlite.test.ts: in-thread
+ * and on its worker thread; postgres.test.ts). Each test gets a fresh, migrated, empty store with the
+ * default options; `second()` opens another handle on the same data (another connection pool /
+ * database connection), standing in for another process.
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import type { DeliveryAttempt } from '../../src/domain/deliveries.ts'
+import type { Destination, WebhooksSettings } from '../../src/domain/destinations.ts'
+import type { Source } from '../../src/domain/sources.ts'
 import type {
   AcceptedMessage,
   ClaimedDelivery,
-  DeliveryAttempt,
   DeliveryOutcome,
-  Destination,
-  Source,
   Store,
-  WebhooksSettings,
+  StoreEvent,
 } from '../../src/store/store.ts'
+
+/** Store options a test may set (every backend takes them). */
+export interface TestStoreOptions {
+  dedupeWindowMs?: number
+}
 
 export interface OpenedStore {
   store: Store
   /** Another handle on the same data. */
-  second(): Promise<Store>
+  second(options?: TestStoreOptions): Promise<Store>
   /** Closes every handle and removes the data. */
   cleanup(): Promise<void>
 }
@@ -32,6 +38,8 @@ export interface StoreBackend {
 const HOUR = 3_600_000
 /** Lets the millisecond clock move on (creation times order lists). */
 const tick = () => new Promise((resolve) => setTimeout(resolve, 3))
+/** Lets announcements already on their way arrive (PostgreSQL hears its own NOTIFYs too). */
+const settle = (ms = 50) => new Promise((resolve) => setTimeout(resolve, ms))
 const DAY = 24 * HOUR
 
 export function message(
@@ -97,7 +105,7 @@ async function backlog(store: Store, count: number, prefix = 'm') {
   const source = await store.createSource({ name: 'Backlog', enabled: true })
   const destination = await webhooks(store, [source])
   const messages = Array.from({ length: count }, (_, i) => message(source, `${prefix}-${i}`))
-  const result = await store.ingest(messages, DAY)
+  const result = await store.ingest(messages)
   assert.equal(result.deliveriesCreated, count)
   return { source, destination }
 }
@@ -165,11 +173,13 @@ export function storeContract(backend: StoreBackend): void {
       const source = await store.createSource({ name: 'S', enabled: true })
       const other = await store.createSource({ name: 'O', enabled: true })
       assert.deepEqual(await store.getSourceStats(source.id), { accepted: 0, duplicates: 0, rejected: 0 })
-      await store.ingest(
-        [message(source, 'a'), message(source, 'b'), message(source, 'a'), message(other, 'a')],
-        DAY,
-      )
-      await store.ingest([message(source, 'b'), message(source, 'c')], DAY)
+      await store.ingest([
+        message(source, 'a'),
+        message(source, 'b'),
+        message(source, 'a'),
+        message(other, 'a'),
+      ])
+      await store.ingest([message(source, 'b'), message(source, 'c')])
       await store.countRejected(source.id, 3)
       await store.countRejected(source.id, 2)
       assert.deepEqual(await store.getSourceStats(source.id), { accepted: 3, duplicates: 2, rejected: 5 })
@@ -246,17 +256,14 @@ export function storeContract(backend: StoreBackend): void {
     withStore('ingest stores exact payloads and drops repeats inside the window', async ({ store }) => {
       const source = await store.createSource({ name: 'S', enabled: true })
       const other = await store.createSource({ name: 'O', enabled: true })
-      const first = await store.ingest(
-        [
-          message(source, 'one'),
-          message(source, 'two'),
-          message(source, 'one'), // repeat in the same batch
-          message(other, 'one'), // same id, other source: not a duplicate
-        ],
-        DAY,
-      )
+      const first = await store.ingest([
+        message(source, 'one'),
+        message(source, 'two'),
+        message(source, 'one'), // repeat in the same batch
+        message(other, 'one'), // same id, other source: not a duplicate
+      ])
       assert.deepEqual(first.stored, [true, true, false, true])
-      const second = await store.ingest([message(source, 'two'), message(source, 'three')], DAY)
+      const second = await store.ingest([message(source, 'two'), message(source, 'three')])
       assert.deepEqual(second.stored, [false, true])
       assert.equal(await store.countMessages(source.id), 3)
       assert.equal(await store.countMessages(other.id), 1)
@@ -270,7 +277,7 @@ export function storeContract(backend: StoreBackend): void {
       assert.deepEqual(stored.payload, JSON.parse(message(source, 'one').payloadJson))
       assert.deepEqual(Object.keys(stored.payload), ['type', 'messageId', 'zeta', 'alpha', 'unicode'])
       assert.equal(await store.getMessage(source.id, 'missing'), null)
-      assert.deepEqual(await store.ingest([], DAY), { stored: [], deliveriesCreated: 0 })
+      assert.deepEqual(await store.ingest([]), { stored: [], deliveriesCreated: 0 })
     })
 
     withStore(
@@ -286,7 +293,6 @@ export function storeContract(backend: StoreBackend): void {
               receivedAt: at + i,
             }),
           ),
-          DAY,
         )
         assert.deepEqual(result.stored, [true, true, true, true, true])
         for (const [i, id] of ids.entries()) {
@@ -297,23 +303,28 @@ export function storeContract(backend: StoreBackend): void {
           assert.equal(stored.receivedAt, at + i)
           assert.deepEqual(stored.payload, JSON.parse(message(source, id).payloadJson))
         }
-        assert.deepEqual((await store.ingest([message(source, '😀-emoji')], DAY)).stored, [false])
+        assert.deepEqual((await store.ingest([message(source, '😀-emoji')])).stored, [false])
       },
     )
 
-    withStore('dedupe window: a messageId older than the window is accepted again', async ({ store }) => {
-      const source = await store.createSource({ name: 'S', enabled: true })
-      const now = Date.now()
-      await store.ingest([message(source, 'old', { receivedAt: now - 2 * HOUR, type: 'identify' })], DAY)
-      // Inside a 24 h window it is a duplicate; with a 1 h window it has expired.
-      assert.deepEqual((await store.ingest([message(source, 'old')], DAY)).stored, [false])
-      assert.deepEqual((await store.ingest([message(source, 'old', { type: 'page' })], HOUR)).stored, [true])
-      // Now received again just now: a duplicate even for the 1 h window.
-      assert.deepEqual((await store.ingest([message(source, 'old')], HOUR)).stored, [false])
-      assert.equal(await store.countMessages(source.id), 2)
-      assert.equal((await store.getMessage(source.id, 'old'))?.type, 'page', 'the newest copy is returned')
-      assert.deepEqual(await store.getSourceStats(source.id), { accepted: 2, duplicates: 2, rejected: 0 })
-    })
+    withStore(
+      'dedupe window, a store option: a messageId older than the window is accepted again',
+      async ({ store, second }) => {
+        const source = await store.createSource({ name: 'S', enabled: true })
+        const now = Date.now()
+        await store.ingest([message(source, 'old', { receivedAt: now - 2 * HOUR, type: 'identify' })])
+        // Inside this store's window (the default, 24 h) it is a duplicate; for a store opened on the
+        // same data with a 1 h window it has expired.
+        assert.deepEqual((await store.ingest([message(source, 'old')])).stored, [false])
+        const hourly = await second({ dedupeWindowMs: HOUR })
+        assert.deepEqual((await hourly.ingest([message(source, 'old', { type: 'page' })])).stored, [true])
+        // Now received again just now: a duplicate even for the 1 h window.
+        assert.deepEqual((await hourly.ingest([message(source, 'old')])).stored, [false])
+        assert.equal(await store.countMessages(source.id), 2)
+        assert.equal((await store.getMessage(source.id, 'old'))?.type, 'page', 'the newest copy is returned')
+        assert.deepEqual(await store.getSourceStats(source.id), { accepted: 2, duplicates: 2, rejected: 0 })
+      },
+    )
 
     withStore('routing: enabled, connected destinations whose type the router allowed', async ({ store }) => {
       const source = await store.createSource({ name: 'S', enabled: true })
@@ -321,15 +332,12 @@ export function storeContract(backend: StoreBackend): void {
       const on = await webhooks(store, [source], { name: 'on' })
       const also = await webhooks(store, [source], { name: 'also' })
       const off = await webhooks(store, [source], { name: 'off', enabled: false })
-      const result = await store.ingest(
-        [
-          message(source, 'all'),
-          message(source, 'none', { routeTo: [] }),
-          message(lonely, 'unconnected'),
-          message(source, 'all'), // duplicate: no deliveries
-        ],
-        DAY,
-      )
+      const result = await store.ingest([
+        message(source, 'all'),
+        message(source, 'none', { routeTo: [] }),
+        message(lonely, 'unconnected'),
+        message(source, 'all'), // duplicate: no deliveries
+      ])
       assert.equal(result.deliveriesCreated, 2)
       assert.equal(await store.countDeliveries({ destinationId: on.id }), 1)
       assert.equal(await store.countDeliveries({ destinationId: also.id }), 1)
@@ -343,7 +351,7 @@ export function storeContract(backend: StoreBackend): void {
 
       // Disabled later: no new deliveries, pending ones stay.
       await store.updateDestination(on.id, { enabled: false })
-      assert.equal((await store.ingest([message(source, 'later')], DAY)).deliveriesCreated, 1)
+      assert.equal((await store.ingest([message(source, 'later')])).deliveriesCreated, 1)
       assert.equal(await store.countDeliveries({ destinationId: on.id, status: 'pending' }), 1)
       assert.equal(await store.countDeliveries({ destinationId: also.id }), 2)
     })
@@ -629,15 +637,12 @@ export function storeContract(backend: StoreBackend): void {
         const destination = await webhooks(store, [source])
         const now = Date.now()
         const old = now - 10 * DAY
-        await store.ingest(
-          [
-            message(source, 'old-final', { receivedAt: old }),
-            message(source, 'old-pending', { receivedAt: old }),
-            message(lonely, 'old-undelivered', { receivedAt: old }),
-          ],
-          DAY,
-        )
-        await store.ingest([message(source, 'young-final')], DAY)
+        await store.ingest([
+          message(source, 'old-final', { receivedAt: old }),
+          message(source, 'old-pending', { receivedAt: old }),
+          message(lonely, 'old-undelivered', { receivedAt: old }),
+        ])
+        await store.ingest([message(source, 'young-final')])
         const claimed = await store.claimDeliveries(destination.id, 10, Date.now(), 30_000)
         assert.equal(claimed.length, 3)
         const byMessage = new Map(claimed.map((c) => [c.payload.messageId as string, c]))
@@ -660,14 +665,14 @@ export function storeContract(backend: StoreBackend): void {
         assert.equal(await store.countDeliveries({ destinationId: destination.id }), 2)
         assert.deepEqual(await store.sweep(now - DAY), { messages: 0 })
         // The swept messageIds are long out of the window: accepted again.
-        assert.deepEqual((await store.ingest([message(source, 'old-final')], DAY)).stored, [true])
+        assert.deepEqual((await store.ingest([message(source, 'old-final')])).stored, [true])
       },
     )
 
     withStore('countMessages and countDeliveries filters', async ({ store }) => {
       const { source, destination } = await backlog(store, 4)
       const other = await webhooks(store, [source], { name: 'other' })
-      await store.ingest([message(source, 'x')], DAY)
+      await store.ingest([message(source, 'x')])
       assert.equal(await store.countMessages(), 5)
       assert.equal(await store.countMessages(source.id), 5)
       assert.equal(await store.countMessages('src_missing'), 0)
@@ -682,7 +687,7 @@ export function storeContract(backend: StoreBackend): void {
       const { source, destination } = await backlog(store, 3)
       const keep = await store.createSource({ name: 'Keep', enabled: true })
       const other = await webhooks(store, [source, keep], { name: 'other' })
-      await store.ingest([message(source, 's'), message(keep, 'k')], DAY)
+      await store.ingest([message(source, 's'), message(keep, 'k')])
       assert.equal(await store.countDeliveries(), 6)
       assert.equal(await store.deleteDestination(destination.id), true)
       assert.equal(await store.countDeliveries(), 2)
@@ -691,5 +696,81 @@ export function storeContract(backend: StoreBackend): void {
       assert.equal(await store.countDeliveries(), 1)
       assert.equal(await store.countDeliveries({ destinationId: other.id }), 1)
     })
+
+    withStore(
+      'watch: deliveries after an ingest that created some and after a replay, config after destination changes, heard before the call resolves',
+      async ({ store }) => {
+        const events: StoreEvent[] = []
+        const unwatch = await store.watch((event) => events.push(event))
+        /** What the listener heard by the time `work` resolved (announcements from before are let settle first). */
+        const heard = async (work: () => Promise<unknown>): Promise<StoreEvent[]> => {
+          await settle()
+          events.length = 0
+          await work()
+          return [...events]
+        }
+        const source = await store.createSource({ name: 'S', enabled: true })
+        assert.deepEqual(
+          await heard(() => store.ingest([message(source, 'unrouted')])),
+          [],
+          'an ingest that created no deliveries announces nothing',
+        )
+        let destination: Destination | undefined
+        assert.ok(
+          (
+            await heard(async () => {
+              destination = await webhooks(store, [source])
+            })
+          ).includes('config'),
+          'destination created → config',
+        )
+        assert.ok(
+          (await heard(() => store.ingest([message(source, 'routed')]))).includes('deliveries'),
+          'deliveries created → deliveries',
+        )
+        assert.ok(
+          (await heard(() => store.updateDestination(destination!.id, { name: 'renamed' }))).includes(
+            'config',
+          ),
+          'destination updated → config',
+        )
+        const [claimed] = await store.claimDeliveries(destination!.id, 1, Date.now(), 30_000)
+        await store.recordOutcomes([outcome(claimed!, { status: 'failed' })])
+        assert.ok(
+          (await heard(() => store.replayDeliveries({ ids: [claimed!.id] }, Date.now()))).includes(
+            'deliveries',
+          ),
+          'replay → deliveries',
+        )
+        assert.ok(
+          (await heard(() => store.deleteDestination(destination!.id))).includes('config'),
+          'destination deleted → config',
+        )
+        await unwatch()
+        assert.deepEqual(await heard(() => webhooks(store, [source])), [], 'nothing after unwatch')
+      },
+    )
+
+    withStore(
+      'write keys: a rotation, a disable and a delete are seen by getSourceByWriteKey at once',
+      async ({ store }) => {
+        const source = await store.createSource({ name: 'S', enabled: true })
+        assert.equal((await store.getSourceByWriteKey(source.writeKey))?.id, source.id)
+        // A store that caches only while it hears other processes' changes (PostgreSQL) starts now.
+        await settle(300)
+        assert.equal((await store.getSourceByWriteKey(source.writeKey))?.id, source.id, 'cached')
+        const rotated = await store.updateSource(source.id, { rotateWriteKey: true })
+        assert.equal(
+          await store.getSourceByWriteKey(source.writeKey),
+          null,
+          'the old key stops working at once',
+        )
+        assert.equal((await store.getSourceByWriteKey(rotated!.writeKey))?.enabled, true)
+        await store.updateSource(source.id, { enabled: false })
+        assert.equal((await store.getSourceByWriteKey(rotated!.writeKey))?.enabled, false, 'disabled at once')
+        await store.deleteSource(source.id)
+        assert.equal(await store.getSourceByWriteKey(rotated!.writeKey), null, 'deleted at once')
+      },
+    )
   })
 }

@@ -3,9 +3,10 @@
 // statement timeouts — against the real PostgreSQL (see pg.ts).
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { migrationFiles } from '../../src/store/postgres/migrate.ts'
+import type { Source } from '../../src/domain/sources.ts'
+import { migrationFiles } from '../../src/store/core/migrations.ts'
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts'
-import type { Source } from '../../src/store/store.ts'
+import { POSTGRES_MIGRATIONS_DIR } from '../../src/store/postgres/sql/migrations.ts'
 import { attempt, message } from './contract.ts'
 import { freshSchema, openPgStore, TEST_DATABASE_URL, uniqueName, withAdmin } from './pg.ts'
 
@@ -54,7 +55,7 @@ describe('postgres store across processes', () => {
       )
       assert.deepEqual(
         rows,
-        migrationFiles().map((file) => ({ version: file.version, name: file.name })),
+        migrationFiles(POSTGRES_MIGRATIONS_DIR).map((file) => ({ version: file.version, name: file.name })),
       )
       assert.equal(await stores[0]!.countMessages(), 0)
       await Promise.all(stores.map((store) => store.close()))
@@ -82,12 +83,7 @@ describe('postgres store across processes', () => {
           // Each process sees the ids in its own order (so lock orders differ) plus one id of its own.
           const mine = [...ids].sort(() => Math.random() - 0.5).concat(`r${round}-only-${s}`)
           sent += mine.length
-          return store
-            .ingest(
-              mine.map((id) => message(source, id)),
-              DAY,
-            )
-            .then((result) => ({ mine, result }))
+          return store.ingest(mine.map((id) => message(source, id))).then((result) => ({ mine, result }))
         }),
       )
       for (const { mine, result } of results) {
@@ -120,7 +116,7 @@ describe('postgres store across processes', () => {
           'INSERT INTO dedupe_keys (source_id, message_id, received_at) VALUES ($1, $2, $3)',
           [source.id, id, Date.now()],
         )
-        const ingest = store.ingest([message(source, id), message(source, `${id}-other`)], DAY)
+        const ingest = store.ingest([message(source, id), message(source, `${id}-other`)])
         await sleep(200)
         let settled = false
         void ingest.finally(() => {
@@ -145,13 +141,13 @@ describe('postgres store across processes', () => {
         'held',
         Date.now(),
       ])
-      await assert.rejects(store.ingest([message(source, 'free'), message(source, 'held')], DAY), {
+      await assert.rejects(store.ingest([message(source, 'free'), message(source, 'held')]), {
         code: '57014',
       })
       await admin.query('ROLLBACK')
     })
     assert.equal(await store.countMessages(source.id), 0, 'nothing of the timed-out batch is stored')
-    assert.deepEqual((await store.ingest([message(source, 'free'), message(source, 'held')], DAY)).stored, [
+    assert.deepEqual((await store.ingest([message(source, 'free'), message(source, 'held')])).stored, [
       true,
       true,
     ])
@@ -170,7 +166,7 @@ describe('postgres store across processes', () => {
         'blocked',
         Date.now(),
       ])
-      const ingest = store.ingest([message(source, 'a'), message(source, 'blocked')], DAY)
+      const ingest = store.ingest([message(source, 'a'), message(source, 'blocked')])
       const outcome = ingest.then(
         () => 'resolved',
         (error: Error) => error.message,
@@ -197,7 +193,7 @@ describe('postgres store across processes', () => {
     assert.ok(
       await until(async () => {
         stored = await store
-          .ingest([message(source, 'a'), message(source, 'blocked')], DAY)
+          .ingest([message(source, 'a'), message(source, 'blocked')])
           .then((r) => r.stored)
           .catch(() => undefined)
         return stored !== undefined
@@ -226,10 +222,7 @@ describe('postgres store across processes', () => {
         while (running) {
           const batch = Array.from({ length: 20 }, () => n++)
           await writer
-            .ingest(
-              batch.flatMap((i) => [message(source, `o-${i}`), message(keep, `k-${i}`)]),
-              DAY,
-            )
+            .ingest(batch.flatMap((i) => [message(source, `o-${i}`), message(keep, `k-${i}`)]))
             .catch(() => {})
         }
       })()
@@ -328,7 +321,7 @@ describe('postgres store across processes', () => {
     })
     assert.ok(await until(() => events.includes('config')), 'destination created → config')
     events.length = 0
-    await writer.ingest([message(source, 'w1')], DAY)
+    await writer.ingest([message(source, 'w1')])
     assert.ok(await until(() => events.includes('deliveries')), 'deliveries created → deliveries')
     events.length = 0
     await writer.updateDestination(destination.id, { name: 'renamed' })
@@ -364,7 +357,7 @@ describe('postgres store across processes', () => {
         sourceIds: [s.id],
         settings: { webhooks: [{ url: 'https://example.com/', headers: {} }], sharedSecret: null },
       })
-      await foreign.ingest([message(s, 'x')], DAY)
+      await foreign.ingest([message(s, 'x')])
       events.length = 0
       await sleep(300)
       assert.deepEqual(events, [])
@@ -374,9 +367,38 @@ describe('postgres store across processes', () => {
     }
     await unwatch()
     events.length = 0
-    await writer.ingest([message(source, 'after-unwatch')], DAY)
+    await writer.ingest([message(source, 'after-unwatch')])
     await sleep(200)
     assert.deepEqual(events, [], 'no events after unwatch')
+  })
+
+  test('watch: a store hears its own commits once, at commit, not again through its own NOTIFY', async () => {
+    const writer = await handle()
+    const other = await handle()
+    const own: string[] = []
+    const theirs: string[] = []
+    const unwatchOwn = await writer.watch((event) => own.push(event))
+    const unwatchTheirs = await other.watch((event) => theirs.push(event))
+    // A (re)connected LISTEN connection reports 'config' and 'deliveries' to make up for what it may
+    // have missed: not part of this test.
+    own.length = 0
+    theirs.length = 0
+    const source = await writer.createSource({ name: 'echo', enabled: true })
+    await writer.createDestination({
+      name: 'd',
+      type: 'webhooks',
+      enabled: true,
+      sourceIds: [source.id],
+      settings: { webhooks: [{ url: 'https://example.com/', headers: {} }], sharedSecret: null },
+    })
+    await writer.ingest([message(source, 'e1')])
+    assert.deepEqual(own, ['config', 'deliveries'], 'heard at commit')
+    // The NOTIFYs reach the other store; had the writer heard its own, they would arrive by now too.
+    assert.ok(await until(() => theirs.includes('config') && theirs.includes('deliveries')))
+    await sleep(200)
+    assert.deepEqual(own, ['config', 'deliveries'], 'and only then')
+    await unwatchOwn()
+    await unwatchTheirs()
   })
 
   test('watch: the LISTEN connection comes back by itself after it is cut, and reports missed work', async () => {
@@ -415,7 +437,7 @@ describe('postgres store across processes', () => {
       sourceIds: [source.id],
       settings: { webhooks: [{ url: 'https://example.com/', headers: {} }], sharedSecret: null },
     })
-    const result = await store.ingest([message(source, 'a\u0000b'), message(source, 'plain')], DAY)
+    const result = await store.ingest([message(source, 'a\u0000b'), message(source, 'plain')])
     assert.deepEqual(result.stored, [true, true])
     const claimed = await store.claimDeliveries(destination.id, 10, Date.now(), 30_000)
     await store.recordOutcomes(
@@ -453,7 +475,7 @@ describe('postgres store across processes', () => {
       settings: { webhooks: [{ url: 'https://example.com/', headers: {} }], sharedSecret: null },
     })
     const messages = Array.from({ length: 2_500 }, (_, i) => message(source, `big-${i}`))
-    const result = await store.ingest(messages, DAY)
+    const result = await store.ingest(messages)
     assert.equal(result.stored.filter(Boolean).length, 2_500)
     assert.equal(result.deliveriesCreated, 2_500)
     const claimed = await store.claimDeliveries(destination.id, 2_500, Date.now(), 30_000)
@@ -477,13 +499,10 @@ describe('postgres store across processes', () => {
     const b = await handle({ dedupeWindowMs: 60_000 })
     const source = await a.createSource({ name: 'sweep', enabled: true })
     const now = Date.now()
-    await a.ingest(
-      [
-        message(source, 'expired', { receivedAt: now - 120_000 }),
-        message(source, 'live', { receivedAt: now }),
-      ],
-      60_000,
-    )
+    await a.ingest([
+      message(source, 'expired', { receivedAt: now - 120_000 }),
+      message(source, 'live', { receivedAt: now }),
+    ])
     const keys = () =>
       withAdmin(async (admin) =>
         (
@@ -504,7 +523,7 @@ describe('postgres store across processes', () => {
     )
     assert.deepEqual(await keys(), ['live'], 'only the key past the window is gone')
     assert.equal(await a.countMessages(source.id), 2, 'messages stay for the retention period')
-    assert.deepEqual((await b.ingest([message(source, 'live'), message(source, 'expired')], 60_000)).stored, [
+    assert.deepEqual((await b.ingest([message(source, 'live'), message(source, 'expired')])).stored, [
       false,
       true,
     ])

@@ -1,7 +1,7 @@
 // The store contract against the PostgreSQL store, on a fresh schema per test in the real PostgreSQL
 // (see pg.ts). PostgreSQL-only behaviour is tested in postgres-only.test.ts.
 import type { PostgresStore } from '../../src/store/postgres/postgres-store.ts'
-import { storeContract } from './contract.ts'
+import { storeContract, type TestStoreOptions } from './contract.ts'
 import { freshSchema, openPgStore } from './pg.ts'
 
 storeContract({
@@ -9,8 +9,8 @@ storeContract({
   async open() {
     const { schema, drop } = await freshSchema()
     const handles: PostgresStore[] = []
-    const openOne = async () => {
-      const store = await openPgStore(schema)
+    const openOne = async (options: TestStoreOptions = {}) => {
+      const store = await openPgStore(schema, options)
       handles.push(store)
       return store
     }

@@ -1,13 +1,13 @@
 // The store contract against the embedded SQLite store, on a fresh temp dir per test: once in-thread,
 // and once as the server runs it, on its worker thread behind ThreadedSqliteStore (whose calls, and
-// packed ingest groups, cross a thread boundary).
+// packed ingest groups, cross a thread boundary, and whose announcements ride back on the replies).
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.ts'
 import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
 import type { Store } from '../../src/store/store.ts'
-import { storeContract } from './contract.ts'
+import { storeContract, type TestStoreOptions } from './contract.ts'
 
 const variants: { name: string; create(options: SqliteStoreOptions): Store }[] = [
   { name: 'sqlite', create: (options) => new SqliteStore(options) },
@@ -20,8 +20,8 @@ for (const variant of variants) {
     async open() {
       const dataDir = await mkdtemp(join(tmpdir(), 'sluice-contract-'))
       const handles: Store[] = []
-      const openOne = async () => {
-        const store = variant.create({ dataDir, synchronous: 'NORMAL' })
+      const openOne = async (options: TestStoreOptions = {}) => {
+        const store = variant.create({ dataDir, synchronous: 'NORMAL', ...options })
         await store.migrate()
         handles.push(store)
         return store

@@ -1,9 +1,12 @@
 /**
  * Connection settings shared by the pool, the LISTEN client and the migration session.
  */
-import pg, { type ClientConfig, type CustomTypesConfig, type PoolConfig } from 'pg'
 
-export interface PostgresStoreOptions {
+import pg, { type ClientConfig, type CustomTypesConfig, type PoolConfig } from 'pg'
+import type { StoreCoreOptions } from '../core/store-core.ts'
+
+/** `dedupeWindowMs` (the store core's option) is the window across every process; older keys are swept. */
+export interface PostgresStoreOptions extends Pick<StoreCoreOptions, 'dedupeWindowMs'> {
   /** A `postgres://` or `postgresql://` URL. */
   connectionString: string
   /** Most pooled connections this process opens (the LISTEN connection comes on top). Default 10. */
@@ -20,8 +23,6 @@ export interface PostgresStoreOptions {
    * URL's own `search_path` (usually `public`). Tests give every run its own schema.
    */
   schema?: string
-  /** The process's dedupe window: keys older than this are removed by `sweep`. Default 24 h. */
-  dedupeWindowMs?: number
   /** Where connection trouble is reported (pino-compatible). Default: silent. */
   logger?: StoreLogger
   /** Shown in pg_stat_activity. Default `sluice`. */

@@ -1,15 +1,112 @@
 /**
- * Cross-process wake-ups over LISTEN/NOTIFY. They only make delivery faster: every worker also polls,
- * so a lost notification (connection drop, PostgreSQL restart) delays work by at most one poll.
+ * Change announcements between processes, over LISTEN/NOTIFY on one channel per schema. They only make
+ * delivery faster and write-key caches fresher: every worker also polls, so a lost notification
+ * (connection drop, PostgreSQL restart) delays work by at most one poll, and a process caches write keys
+ * only while its LISTEN connection is up.
  */
-import pg, { type ClientConfig, type Pool } from 'pg'
-import type { StoreLogger } from './connection.ts'
+import { createHash, randomBytes } from 'node:crypto'
+import pg, { type ClientConfig } from 'pg'
+import { CHANGE_EVENTS, type ChangeEvent } from '../core/changes.ts'
+import { clientConfig, type StoreLogger } from './connection.ts'
+import type { PostgresDatabase } from './database.ts'
 
-/** What the engine hears (Store.watch). */
-export type StoreEvent = 'deliveries' | 'config'
-/** Everything sent on the channel: `sources` tells other processes to drop their write-key caches. */
-export type ChannelEvent = StoreEvent | 'sources'
-const EVENTS: readonly string[] = ['deliveries', 'config', 'sources'] satisfies ChannelEvent[]
+/**
+ * A notification's payload: the event, then the store that sent it. The listening connection hears
+ * its own store's NOTIFYs too; those were already told to this process's listeners at commit, so they
+ * are recognized by their origin and dropped. (A payload without an origin, from an older Sluice, is
+ * taken as another process's.)
+ */
+function encode(event: ChangeEvent, origin: string): string {
+  return `${event}:${origin}`
+}
+
+function decode(payload: string, ownOrigin: string): ChangeEvent | null {
+  const [event = '', origin] = payload.split(':', 2)
+  if (origin === ownOrigin || !(CHANGE_EVENTS as readonly string[]).includes(event)) return null
+  return event as ChangeEvent
+}
+
+/**
+ * The store's NOTIFY channel: a sender (`publish`) and, started on first use, one listening connection
+ * that reports what other processes announce. One per store, whoever needs it: the delivery engine
+ * (`watch`) and the write-key cache share it.
+ */
+export class ChangeChannel {
+  private readonly db: PostgresDatabase
+  /** Tells this store's own notifications apart from other processes'. */
+  private readonly origin = randomBytes(6).toString('base64url')
+  private readonly notifier: Notifier
+  private name: Promise<string> | undefined
+  private listener: Listener | null = null
+  private listening: Promise<void> | null = null
+  private closed = false
+
+  constructor(db: PostgresDatabase) {
+    this.db = db
+    this.notifier = new Notifier(db, () => this.channel(), this.origin)
+  }
+
+  /** Announces a change this process committed to the other processes (coalesced; see Notifier). */
+  publish(event: ChangeEvent): void {
+    if (!this.closed) this.notifier.notify(event)
+  }
+
+  /**
+   * Starts listening, once: `onEvent` for every announcement heard from another process, `onState` on
+   * every connection and loss. Resolves after the first connection attempt, successful or not (later
+   * ones run on their own).
+   */
+  listen(handlers: {
+    onEvent: (event: ChangeEvent) => void
+    onState: (connected: boolean) => void
+  }): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    if (!this.listening) {
+      this.listener = new Listener({
+        config: clientConfig(this.db.options),
+        channel: () => this.channel(),
+        onNotification: (payload) => {
+          const event = decode(payload, this.origin)
+          if (event !== null) handlers.onEvent(event)
+        },
+        onState: handlers.onState,
+        logger: this.db.logger,
+      })
+      this.listening = this.listener.start()
+    }
+    return this.listening
+  }
+
+  /** The backend process id of the listening connection, or null (for tests). */
+  get listenerPid(): number | null {
+    return this.listener?.backendPid ?? null
+  }
+
+  /** Stops listening and waits for notifications being sent (before the pool closes). */
+  async close(): Promise<void> {
+    this.closed = true
+    await this.listener?.stop()
+    await this.notifier.idle()
+  }
+
+  /** Per schema, so stores in different schemas of one database don't wake each other. */
+  private channel(): Promise<string> {
+    this.name ??= this.db
+      .query<{ schema: string | null }>('SELECT current_schema() AS schema')
+      .then((rows) => {
+        const channel = `sluice_${rows[0]?.schema ?? 'public'}`
+        // Channel names are identifiers: at most 63 bytes.
+        return Buffer.byteLength(channel) <= 63
+          ? channel
+          : `sluice_${createHash('sha1').update(channel).digest('hex')}`
+      })
+      .catch((error: unknown) => {
+        this.name = undefined
+        throw error
+      })
+    return this.name
+  }
+}
 
 /**
  * Sends NOTIFYs after commits, coalesced: at most one per event in flight, plus one more if commits
@@ -21,20 +118,20 @@ const EVENTS: readonly string[] = ['deliveries', 'config', 'sources'] satisfies 
  * the group commit of every API process. A notification-only transaction writes no WAL of its own and
  * is cheap.
  */
-export class Notifier {
-  private readonly pool: Pool
+class Notifier {
+  private readonly db: PostgresDatabase
   private readonly channel: () => Promise<string>
-  private readonly logger: StoreLogger
-  private readonly sending = new Map<ChannelEvent, Promise<void>>()
-  private readonly again = new Set<ChannelEvent>()
+  private readonly origin: string
+  private readonly sending = new Map<ChangeEvent, Promise<void>>()
+  private readonly again = new Set<ChangeEvent>()
 
-  constructor(pool: Pool, channel: () => Promise<string>, logger: StoreLogger) {
-    this.pool = pool
+  constructor(db: PostgresDatabase, channel: () => Promise<string>, origin: string) {
+    this.db = db
     this.channel = channel
-    this.logger = logger
+    this.origin = origin
   }
 
-  notify(event: ChannelEvent): void {
+  notify(event: ChangeEvent): void {
     if (this.sending.has(event)) {
       this.again.add(event)
       return
@@ -51,11 +148,11 @@ export class Notifier {
     while (this.sending.size > 0) await Promise.all(this.sending.values())
   }
 
-  private async send(event: ChannelEvent): Promise<void> {
+  private async send(event: ChangeEvent): Promise<void> {
     try {
-      await this.pool.query('SELECT pg_notify($1, $2)', [await this.channel(), event])
+      await this.db.query('SELECT pg_notify($1, $2)', [await this.channel(), encode(event, this.origin)])
     } catch (error) {
-      this.logger.warn(
+      this.db.logger.warn(
         { err: error, event },
         'postgres: NOTIFY failed; other processes will find the work by polling',
       )
@@ -72,10 +169,10 @@ const MAX_BACKOFF_MS = 5_000
  * Notifications sent while it is away are lost: `onState(true)` after each (re)connection lets the
  * owner make up for them.
  */
-export class Listener {
+class Listener {
   private readonly config: ClientConfig
   private readonly channel: () => Promise<string>
-  private readonly onEvent: (event: ChannelEvent) => void
+  private readonly onNotification: (payload: string) => void
   private readonly onState: (connected: boolean) => void
   private readonly logger: StoreLogger
   private client: pg.Client | null = null
@@ -87,13 +184,13 @@ export class Listener {
   constructor(options: {
     config: ClientConfig
     channel: () => Promise<string>
-    onEvent: (event: ChannelEvent) => void
+    onNotification: (payload: string) => void
     onState: (connected: boolean) => void
     logger: StoreLogger
   }) {
     this.config = options.config
     this.channel = options.channel
-    this.onEvent = options.onEvent
+    this.onNotification = options.onNotification
     this.onState = options.onState
     this.logger = options.logger
   }
@@ -138,7 +235,7 @@ export class Listener {
     client.on('error', onLost)
     client.on('end', () => onLost())
     client.on('notification', (message) => {
-      if (message.payload && EVENTS.includes(message.payload)) this.onEvent(message.payload as ChannelEvent)
+      if (message.payload) this.onNotification(message.payload)
     })
     try {
       await client.connect()

@@ -4,7 +4,9 @@
  * on the thread that sends — the busy HTTP thread — so a group of a few hundred messages cost more to
  * post than to validate; one flat string is a single copy, and the numbers move without a copy at all.
  */
-import type { AcceptedMessage, DestinationType, MessageType } from '../store.ts'
+import type { DestinationType } from '../../domain/destinations.ts'
+import type { MessageType } from '../../domain/messages.ts'
+import type { AcceptedMessage } from '../store.ts'
 
 export interface PackedMessages {
   /** Per message: sourceId, messageId, type, routeTo (comma-joined) and payloadJson, back to back. */

@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+/** The `sluice` command: parses the command line and hands over to one command module. */
+import { parseArgs } from 'node:util'
+import { ConfigError, loadConfig } from '../config.ts'
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts'
+import { createLogger } from '../lib/logger.ts'
+import { openStore } from '../store/open.ts'
+import { runDemo } from './demo.ts'
+import { createSource, listSources } from './sources.ts'
+import { start } from './start.ts'
+
+const USAGE = `Usage: sluice <command>
+
+Commands:
+  start [--role R]       Start the Sluice server. Roles: all (default), api (Tracking + management
+                         APIs), worker (deliveries only); see "Running on PostgreSQL" in the README
+  sources create NAME    Create a source and print its write key
+  sources list           List sources with their write keys
+  demo [--url URL --admin-token T]
+                         Send one call of every type to a local receiver through Sluice and show
+                         what arrived, signatures verified (in-process Sluice unless --url is given)
+
+Configuration comes from environment variables; see the README's configuration table.`
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' },
+      url: { type: 'string' },
+      role: { type: 'string' },
+      'admin-token': { type: 'string' },
+    },
+  })
+  const [command, sub, ...rest] = positionals
+  if (values.help || !command) {
+    console.log(USAGE)
+    return command || values.help ? 0 : 1
+  }
+  if (command === 'demo') {
+    // Against a running Sluice with --url, or an in-process one on a temp dir (the environment is not read).
+    const adminToken = values['admin-token'] ?? process.env.SLUICE_ADMIN_TOKEN
+    const result = await runDemo(
+      values.url ? { baseUrl: values.url, ...(adminToken ? { adminToken } : {}) } : {},
+    )
+    return result.ok ? 0 : 1
+  }
+  const config = loadConfig(values.role ? { ...process.env, SLUICE_ROLE: values.role } : process.env)
+  if (command === 'start') return start(config)
+  if (command === 'sources' && (sub === 'create' || sub === 'list')) {
+    const logger = createLogger('silent')
+    const store = await openStore(config, logger)
+    try {
+      return sub === 'create'
+        ? await createSource(store, rest.join(' '), values.json)
+        : await listSources(store, values.json)
+    } finally {
+      await store.close()
+    }
+  }
+  console.error(`Unknown command "${positionals.join(' ')}".\n\n${USAGE}`)
+  return 1
+}
+
+/** Refusals that say what was wrong and how to fix it are printed as just that; anything else in full. */
+function describeFailure(error: unknown): unknown {
+  if (error instanceof ConfigError) return `Configuration error: ${error.message}`
+  const refused =
+    error instanceof ValidationError || error instanceof NotFoundError || error instanceof ConflictError
+  return refused ? error.message : error
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    console.error(describeFailure(error))
+    process.exitCode = 1
+  },
+)

@@ -1,0 +1,66 @@
+/** `sluice start`: runs the server until SIGTERM or SIGINT, and prints how to send a first event. */
+import { createSluice, type Sluice } from '../app/server.ts'
+import type { Config } from '../config.ts'
+import { SourceService } from '../domain/source-service.ts'
+
+export async function start(config: Config): Promise<number> {
+  // Signal handlers come first, so a signal during start-up also shuts down cleanly.
+  let sluice: Sluice | undefined
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping || !sluice) {
+      if (stopping) sluice?.logger.warn({ signal }, 'second signal: exiting without waiting')
+      process.exit(stopping ? 1 : 0)
+    }
+    stopping = true
+    sluice.logger.info({ signal }, 'shutting down: finishing in-flight requests')
+    sluice.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        sluice?.logger.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+
+  sluice = await createSluice(config)
+  const address = await sluice.listen()
+  const where = `store: ${sluice.store.kind}${sluice.store.kind === 'sqlite' ? `, data: ${config.dataDir}` : ''}`
+  if (config.role === 'worker') {
+    process.stdout.write(
+      `\nSluice worker is delivering (${where}); listening on ${address} for /healthz and /readyz\n`,
+    )
+    return new Promise<number>(() => {}) // runs until a signal
+  }
+  const sources = await sluice.store.listSources()
+  // A first source is made only on the embedded store: processes sharing PostgreSQL could race to each make one.
+  const source =
+    sources.find((s) => s.enabled) ??
+    (sluice.store.kind === 'sqlite'
+      ? (await new SourceService(sluice.store).create({ name: 'My first source' })).source
+      : null)
+  const lines = [
+    '',
+    `Sluice is listening on ${address} (${where}${config.role === 'api' ? ', role: api' : ''})`,
+    sluice.adminToken.generated
+      ? `Admin token (shown once; also saved in ${config.dataDir}/admin-token): ${sluice.adminToken.value}`
+      : config.adminToken
+        ? 'Admin token: the value of SLUICE_ADMIN_TOKEN'
+        : `Admin token: in ${config.dataDir}/admin-token`,
+    '',
+    ...(source
+      ? [
+          `Send a first event to source "${source.name}" (${source.id}):`,
+          `  curl -u '${source.writeKey}:' -H 'content-type: application/json' \\`,
+          `    -d '{"userId":"user-1","event":"Hello Sluice","properties":{"first":true}}' ${address}/v1/track`,
+        ]
+      : ['No source yet: create one with `sluice sources create NAME` and send events with its write key.']),
+    '',
+    `API reference: ${address}/api/openapi.json`,
+    '',
+  ]
+  process.stdout.write(lines.join('\n'))
+  return new Promise<number>(() => {}) // runs until a signal
+}

@@ -1,0 +1,41 @@
+import { NotFoundError } from './errors.ts'
+
+/**
+ * Destinations: where messages go. A destination instance is connected to one or more sources and
+ * is enabled or disabled; Webhooks is the one kind so far (docs/webhooks.md).
+ */
+
+/** Destination kinds Sluice can deliver to. */
+export const DESTINATION_TYPES = ['webhooks'] as const
+export type DestinationType = (typeof DESTINATION_TYPES)[number]
+/** The name a call's `integrations` object uses for each kind (case sensitive). */
+export const DESTINATION_NAMES: Readonly<Record<DestinationType, string>> = { webhooks: 'Webhooks' }
+
+export interface WebhookEndpoint {
+  url: string
+  headers: Record<string, string>
+}
+
+export interface WebhooksSettings {
+  webhooks: WebhookEndpoint[]
+  /** Never leaves the server through the management API; `null` when unset. */
+  sharedSecret: string | null
+}
+
+export interface Destination {
+  id: string
+  name: string
+  type: DestinationType
+  enabled: boolean
+  sourceIds: string[]
+  settings: WebhooksSettings
+  createdAt: number
+  updatedAt: number
+}
+
+export function destinationNotFound(id: string): NotFoundError {
+  return new NotFoundError(
+    'destination_not_found',
+    `No destination has id "${id}". List the existing destinations with GET /api/v1/destinations.`,
+  )
+}

@@ -1,0 +1,93 @@
+import type { AcceptedMessage, IngestOutcome, Store } from '../store/store.ts'
+
+/** Per submitted message, in order: true when stored, false when dropped as a duplicate. */
+export interface SubmitOutcome {
+  stored: boolean[]
+}
+
+interface PendingRequest {
+  messages: AcceptedMessage[]
+  resolve: (outcome: SubmitOutcome) => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * Group commit: messages from requests that arrive while commits are being prepared or running are
+ * written together in one transaction, so one fsync serves many requests. Each request's promise
+ * resolves only after the transaction holding its messages has committed — the Tracking API MUST NOT
+ * answer 200 before that.
+ *
+ * `maxCommitsInFlight` commits may run at once. SQLite has one writer, so 1 there; PostgreSQL commits
+ * on separate connections in parallel, and one at a time would leave a process waiting on round trips.
+ */
+export class GroupCommit {
+  private readonly store: Store
+  private readonly maxCommitsInFlight: number
+  private queue: PendingRequest[] = []
+  private readonly flushes = new Set<Promise<void>>()
+  private scheduled = false
+
+  constructor(
+    store: Store,
+    options: {
+      /** Commits running at once. Default 1. */
+      maxCommitsInFlight?: number
+    } = {},
+  ) {
+    this.store = store
+    this.maxCommitsInFlight = options.maxCommitsInFlight ?? 1
+  }
+
+  /** Resolves once the messages are committed (or dropped as duplicates). */
+  submit(messages: AcceptedMessage[]): Promise<SubmitOutcome> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ messages, resolve, reject })
+      this.schedule()
+    })
+  }
+
+  /** Resolves when everything submitted so far is committed. */
+  async drain(): Promise<void> {
+    while (this.flushes.size > 0 || this.queue.length > 0 || this.scheduled) {
+      await (this.flushes.size > 0
+        ? Promise.race(this.flushes)
+        : new Promise((resolve) => setImmediate(resolve)))
+    }
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.flushes.size >= this.maxCommitsInFlight) return
+    this.scheduled = true
+    // setImmediate lets every request already parsed in this event-loop turn join the commit.
+    setImmediate(() => {
+      this.scheduled = false
+      if (this.queue.length === 0) return
+      const flushing: Promise<void> = this.flush().finally(() => {
+        this.flushes.delete(flushing)
+        if (this.queue.length > 0) this.schedule()
+      })
+      this.flushes.add(flushing)
+    })
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.queue
+    this.queue = []
+    const all = batch.length === 1 ? batch[0]!.messages : batch.flatMap((request) => request.messages)
+    let outcome: IngestOutcome
+    try {
+      // The store announces the deliveries this commit created (Store.watch) before it resolves, so
+      // the delivery engine is already on them when the requests are answered.
+      outcome = await this.store.ingest(all)
+    } catch (error) {
+      for (const request of batch) request.reject(error)
+      return
+    }
+    let offset = 0
+    for (const request of batch) {
+      const stored = outcome.stored.slice(offset, offset + request.messages.length)
+      offset += request.messages.length
+      request.resolve({ stored })
+    }
+  }
+}

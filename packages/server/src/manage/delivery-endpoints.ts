@@ -1,0 +1,95 @@
+/**
+ * HTTP endpoints for what happens to messages after they are accepted: the delivery records of a
+ * destination with their attempts, replays, a test send, and per-destination counters.
+ *
+ *   GET  /destinations/:id/deliveries   list, newest first, `?status=&limit=&before=`
+ *   GET  /deliveries/:id                one delivery
+ *   POST /deliveries/:id/replay         send one final delivery again
+ *   POST /destinations/:id/replay       send many again, `?status=failed|delivered&since=`
+ *   POST /destinations/:id/test         send a sample track call now, outside the records
+ *   GET  /destinations/:id/stats        counters and latency
+ */
+import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
+import type { DeliveryService } from '../domain/delivery-service.ts'
+import type { TestEventService } from '../domain/test-event.ts'
+import { HttpError } from '../lib/errors.ts'
+import {
+  destinationStatsSchema,
+  getDeliverySchema,
+  listDeliveriesSchema,
+  replayDeliverySchema,
+  replayDestinationSchema,
+  testDestinationSchema,
+} from './delivery-schemas.ts'
+import { attemptResultView, deliveryView, statsView } from './views.ts'
+
+export interface DeliveryEndpointsOptions {
+  deliveries: DeliveryService
+  testEvents: TestEventService
+}
+
+/** Delivery ids are positive whole numbers; anything else in the path cannot name one. */
+function parseDeliveryId(raw: string): number {
+  const id = /^[1-9]\d{0,15}$/.test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isSafeInteger(id)) {
+    throw new HttpError(
+      400,
+      'invalid_delivery_id',
+      `"${raw}" is not a delivery id: delivery ids are whole numbers such as 42, as listed by GET /api/v1/destinations/{id}/deliveries.`,
+    )
+  }
+  return id
+}
+
+/** ISO 8601 date (`2026-01-31`, midnight UTC) or date-time with a zone (`Z` or `±hh:mm`). */
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i
+
+/** The `since` query parameter as epoch ms. */
+function parseSince(raw: string): number {
+  const at = ISO_8601.test(raw) ? Date.parse(raw) : Number.NaN
+  if (Number.isNaN(at)) {
+    throw new HttpError(
+      400,
+      'validation_failed',
+      `The query parameter "since" must be an ISO 8601 time with a time zone, such as 2026-01-31T12:00:00Z ` +
+        `(URL-encode "+" as %2B), or a date such as 2026-01-31; got "${raw}".`,
+    )
+  }
+  return at
+}
+
+export const deliveryEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
+  Options: DeliveryEndpointsOptions
+}> = async (app, { deliveries, testEvents }) => {
+  app.get('/destinations/:id/deliveries', { schema: listDeliveriesSchema }, async (request) => {
+    const page = await deliveries.list(request.params.id, request.query)
+    return { deliveries: page.deliveries.map(deliveryView), nextCursor: page.nextCursor }
+  })
+
+  app.get('/deliveries/:id', { schema: getDeliverySchema }, async (request) =>
+    deliveryView(await deliveries.get(parseDeliveryId(request.params.id))),
+  )
+
+  app.post('/deliveries/:id/replay', { schema: replayDeliverySchema }, async (request, reply) => {
+    const replayed = await deliveries.replay(parseDeliveryId(request.params.id))
+    return reply.code(202).send(deliveryView(replayed))
+  })
+
+  app.post('/destinations/:id/replay', { schema: replayDestinationSchema }, async (request, reply) => {
+    const { status, since } = request.query
+    const replayed = await deliveries.replayDestination(request.params.id, {
+      status,
+      ...(since === undefined ? {} : { since: parseSince(since) }),
+    })
+    return reply.code(202).send({ replayed })
+  })
+
+  app.post('/destinations/:id/test', { schema: testDestinationSchema }, async (request) => {
+    const { ok, messageId, results } = await testEvents.send(request.params.id)
+    return { ok, messageId, results: results.map(attemptResultView) }
+  })
+
+  app.get('/destinations/:id/stats', { schema: destinationStatsSchema }, async (request) =>
+    statsView(await deliveries.stats(request.params.id)),
+  )
+}

@@ -1,0 +1,188 @@
+/**
+ * JSON Schemas of the destinations routes, and the types derived from them. The `settings` rules
+ * shown here come from the Webhooks settings policy (`validateWebhooksSettings`), which checks them in
+ * depth.
+ */
+import { RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../deliver/webhook-settings.ts'
+import { DESTINATION_TYPES } from '../domain/destinations.ts'
+import {
+  ADMIN_SECURITY,
+  commonErrors,
+  deleted,
+  errorResponse,
+  idParams,
+  type ResponseShape,
+  resourceName,
+  timestamp,
+  withNotFound,
+} from './common-schemas.ts'
+import { deliveryStatsSchema } from './delivery-schemas.ts'
+
+const destinationType = { type: 'string', enum: DESTINATION_TYPES } as const
+
+const headers = {
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  maxProperties: WEBHOOKS_LIMITS.maxHeadersPerUrl,
+  description:
+    'Static headers sent with every request to this URL. Names must be legal HTTP tokens; values printable ASCII. ' +
+    `Refused (any case): ${RESERVED_HEADER_NAMES.join(', ')}.`,
+} as const
+
+const webhookUrl = {
+  type: 'string',
+  maxLength: WEBHOOKS_LIMITS.maxUrlLength,
+  description: 'Absolute http:// or https:// URL without credentials.',
+} as const
+
+const webhooksInput = {
+  type: 'array',
+  minItems: WEBHOOKS_LIMITS.minUrls,
+  maxItems: WEBHOOKS_LIMITS.maxUrls,
+  items: {
+    type: 'object',
+    required: ['url'],
+    additionalProperties: false,
+    properties: { url: webhookUrl, headers },
+  },
+} as const
+
+const sharedSecretInput = {
+  type: ['string', 'null'],
+  description:
+    'Write-only. When set, each request carries `X-Signature`: hex HMAC-SHA1 of the body with this key. ' +
+    'Omit to keep the current secret; `null` removes it.',
+} as const
+
+const settingsProperties = { webhooks: webhooksInput, sharedSecret: sharedSecretInput } as const
+
+const destination = {
+  type: 'object',
+  required: ['id', 'name', 'type', 'enabled', 'sourceIds', 'settings', 'createdAt', 'updatedAt', 'stats'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    type: destinationType,
+    enabled: { type: 'boolean', description: 'Only enabled destinations receive messages.' },
+    sourceIds: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Sources whose messages this destination receives.',
+    },
+    settings: {
+      type: 'object',
+      required: ['webhooks', 'sharedSecretSet'],
+      properties: {
+        webhooks: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['url', 'headers'],
+            properties: {
+              url: { type: 'string' },
+              headers: { type: 'object', additionalProperties: { type: 'string' } },
+            },
+          },
+        },
+        sharedSecretSet: {
+          type: 'boolean',
+          description: 'Whether a shared secret is set; the secret itself is never shown.',
+        },
+      },
+    },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    stats: { ...deliveryStatsSchema, description: 'Delivery counters, as at GET /destinations/{id}/stats.' },
+  },
+} as const
+
+/** A destination as the API shows it: settings without the shared secret, only whether one is set. */
+export type DestinationView = ResponseShape<typeof destination>
+
+const sourceIds = {
+  type: 'array',
+  uniqueItems: true,
+  items: { type: 'string' },
+  description: 'Ids of existing sources to receive messages from.',
+} as const
+
+const destinationTags = ['Destinations']
+
+export const createDestinationSchema = {
+  tags: destinationTags,
+  summary: 'Create a destination',
+  security: ADMIN_SECURITY,
+  body: {
+    type: 'object',
+    required: ['name', 'type', 'settings'],
+    additionalProperties: false,
+    properties: {
+      name: resourceName,
+      type: {
+        ...destinationType,
+        description: `The kind of destination: ${DESTINATION_TYPES.map((type) => `\`${type}\``).join(', ')}.`,
+      },
+      enabled: { type: 'boolean', default: true },
+      sourceIds: { ...sourceIds, default: [] },
+      settings: {
+        type: 'object',
+        required: ['webhooks'],
+        additionalProperties: false,
+        properties: settingsProperties,
+      },
+    },
+  },
+  response: { 201: { ...destination, description: 'The new destination.' }, ...commonErrors },
+} as const
+
+export const listDestinationsSchema = {
+  tags: destinationTags,
+  summary: 'List destinations',
+  security: ADMIN_SECURITY,
+  response: {
+    200: {
+      description: 'Every destination, oldest first.',
+      type: 'object',
+      required: ['destinations'],
+      properties: { destinations: { type: 'array', items: destination } },
+    },
+    401: errorResponse,
+  },
+} as const
+
+export const getDestinationSchema = {
+  tags: destinationTags,
+  summary: 'Get a destination',
+  security: ADMIN_SECURITY,
+  params: idParams,
+  response: { 200: { ...destination, description: 'The destination.' }, ...withNotFound },
+} as const
+
+export const updateDestinationSchema = {
+  tags: destinationTags,
+  summary: 'Update a destination',
+  description:
+    'Changes only the properties given. In `settings`, `webhooks` replaces the whole list when given; ' +
+    '`sharedSecret` omitted keeps the current secret and `null` removes it.',
+  security: ADMIN_SECURITY,
+  params: idParams,
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      name: resourceName,
+      enabled: { type: 'boolean' },
+      sourceIds,
+      settings: { type: 'object', additionalProperties: false, properties: settingsProperties },
+    },
+  },
+  response: { 200: { ...destination, description: 'The updated destination.' }, ...withNotFound },
+} as const
+
+export const deleteDestinationSchema = {
+  tags: destinationTags,
+  summary: 'Delete a destination',
+  security: ADMIN_SECURITY,
+  params: idParams,
+  response: { 204: deleted, ...withNotFound },
+} as const

@@ -1,0 +1,45 @@
+/**
+ * HTTP endpoints for sources: `/sources`, `/sources/:id` and `/sources/:id/rotate-write-key`.
+ */
+import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
+import type { SourceService } from '../domain/source-service.ts'
+import {
+  createSourceSchema,
+  deleteSourceSchema,
+  getSourceSchema,
+  listSourcesSchema,
+  rotateWriteKeySchema,
+  updateSourceSchema,
+} from './source-schemas.ts'
+import { sourceView } from './views.ts'
+
+export const sourceEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
+  Options: { sources: SourceService }
+}> = async (app, { sources }) => {
+  app.post('/sources', { schema: createSourceSchema }, async (request, reply) => {
+    const created = await sources.create(request.body)
+    reply.header('location', `${app.prefix}/sources/${created.source.id}`)
+    return reply.code(201).send(sourceView(created))
+  })
+
+  app.get('/sources', { schema: listSourcesSchema }, async () => ({
+    sources: (await sources.list()).map(sourceView),
+  }))
+
+  app.get('/sources/:id', { schema: getSourceSchema }, async (request) =>
+    sourceView(await sources.get(request.params.id)),
+  )
+
+  app.patch('/sources/:id', { schema: updateSourceSchema }, async (request) =>
+    sourceView(await sources.update(request.params.id, request.body)),
+  )
+
+  app.post('/sources/:id/rotate-write-key', { schema: rotateWriteKeySchema }, async (request) =>
+    sourceView(await sources.rotateWriteKey(request.params.id)),
+  )
+
+  app.delete('/sources/:id', { schema: deleteSourceSchema }, async (request, reply) => {
+    await sources.delete(request.params.id)
+    return reply.code(204).send(null)
+  })
+}

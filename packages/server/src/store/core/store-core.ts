@@ -1,0 +1,293 @@
+/**
+ * The store contract implemented once, on top of a backend's SQL (store-sql.ts): ids and timestamps,
+ * row ⇄ record mapping, stats, the sweep loop, the dedupe window, change announcements and the write-key
+ * cache. SqliteStore and PostgresStore are this core over their own SQL modules, so a new table or
+ * statement costs its SQL once per backend and nothing else.
+ */
+import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
+import type { Destination } from '../../domain/destinations.ts'
+import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
+import { NO_TRAFFIC_YET, type Source, type SourceStats } from '../../domain/sources.ts'
+import { newId, newSecretToken } from '../../lib/ids.ts'
+import type {
+  AcceptedMessage,
+  ClaimedDelivery,
+  DeliveryCountFilter,
+  DeliveryListFilter,
+  DeliveryOutcome,
+  DestinationPatch,
+  IngestOutcome,
+  NewDestination,
+  NewSource,
+  ReplayFilter,
+  SourcePatch,
+  Store,
+  StoredMessage,
+  StoreEvent,
+} from '../store.ts'
+import { type ChangeListener, Changes } from './changes.ts'
+import { summarizeDeliveries } from './delivery-stats.ts'
+import { planIngest } from './ingest-plan.ts'
+import { applyMigrations } from './migrations.ts'
+import {
+  type DeliveryRow,
+  settingsText,
+  toClaimedDeliveries,
+  toDeliveries,
+  toDestinations,
+  toOutcomeRows,
+  toSource,
+  toStoredMessage,
+} from './rows.ts'
+import type { StoreSql } from './store-sql.ts'
+import { sweep } from './sweep.ts'
+import { WriteKeyCache } from './write-key-cache.ts'
+
+/** How a store calls itself in messages. */
+const STORE_NAMES: Record<Store['kind'], string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
+
+/** The dedupe window when none is given: the configuration's default. */
+const DEFAULT_DEDUPE_WINDOW_MS = DEFAULT_DEDUPE_WINDOW_HOURS * 3_600_000
+
+export interface StoreCoreOptions {
+  /** Messages repeating a messageId received this recently are duplicates. Default 24 h. */
+  dedupeWindowMs?: number | undefined
+  /** Carries this store's committed changes to other processes (PostgreSQL NOTIFY). */
+  publish?: ChangeListener
+  /**
+   * Caches sources found by write key, for stores where a lookup is a round trip; `trusted: false`
+   * starts with the cache off (see WriteKeyCache). Without it every lookup asks the SQL.
+   */
+  writeKeyCache?: { trusted: boolean }
+}
+
+/** `Kind` names the backend, so `SqliteStore` and `PostgresStore` are told apart by `kind`. */
+export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements Store {
+  readonly kind: Kind
+  /** Every change this store commits or hears of (a store on its own thread forwards them to the main one). */
+  readonly changes: Changes
+  protected readonly writeKeys: WriteKeyCache | null
+  private readonly sql: StoreSql<Kind>
+  private readonly dedupeWindowMs: number
+
+  constructor(sql: StoreSql<Kind>, options: StoreCoreOptions = {}) {
+    this.sql = sql
+    this.kind = sql.kind
+    this.dedupeWindowMs = options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS
+    this.changes = new Changes(options.publish)
+    this.writeKeys = options.writeKeyCache
+      ? new WriteKeyCache((writeKey) => this.lookUpWriteKey(writeKey), this.changes, options.writeKeyCache)
+      : null
+  }
+
+  async migrate(): Promise<void> {
+    await applyMigrations(this.sql.migrations, STORE_NAMES[this.kind])
+  }
+
+  async ping(): Promise<boolean> {
+    return this.sql.ping()
+  }
+
+  async close(): Promise<void> {
+    await this.sql.close()
+  }
+
+  watch(listener: (event: StoreEvent) => void): Promise<() => Promise<void>> {
+    return this.changes.watch(listener)
+  }
+
+  // --- sources ---
+
+  async createSource(input: NewSource): Promise<Source> {
+    return toSource(
+      await this.sql.sources.insert({
+        id: newId('src'),
+        name: input.name,
+        write_key: newSecretToken(),
+        enabled: input.enabled,
+        created_at: Date.now(),
+      }),
+    )
+  }
+
+  async listSources(): Promise<Source[]> {
+    return (await this.sql.sources.list()).map(toSource)
+  }
+
+  async getSource(id: string): Promise<Source | null> {
+    const row = await this.sql.sources.get(id)
+    return row ? toSource(row) : null
+  }
+
+  getSourceByWriteKey(writeKey: string): Promise<Source | null> {
+    return this.writeKeys ? this.writeKeys.get(writeKey) : this.lookUpWriteKey(writeKey)
+  }
+
+  private async lookUpWriteKey(writeKey: string): Promise<Source | null> {
+    const row = await this.sql.sources.getByWriteKey(writeKey)
+    return row ? toSource(row) : null
+  }
+
+  async updateSource(id: string, patch: SourcePatch): Promise<Source | null> {
+    const row = await this.sql.sources.update(id, {
+      name: patch.name ?? null,
+      enabled: patch.enabled ?? null,
+      writeKey: patch.rotateWriteKey ? newSecretToken() : null,
+    })
+    if (!row) return null
+    this.changes.committed('sources')
+    return toSource(row)
+  }
+
+  async deleteSource(id: string): Promise<boolean> {
+    const deleted = await this.sql.sources.delete(id)
+    if (deleted) this.changes.committed('sources')
+    return deleted
+  }
+
+  async getSourceStats(id: string): Promise<SourceStats> {
+    return { ...((await this.sql.sources.stats(id)) ?? NO_TRAFFIC_YET) }
+  }
+
+  async countRejected(sourceId: string, count: number): Promise<void> {
+    await this.sql.sources.countRejected(sourceId, count)
+  }
+
+  // --- destinations ---
+
+  async createDestination(input: NewDestination): Promise<Destination> {
+    const now = Date.now()
+    const id = newId('dst')
+    await this.sql.destinations.insert(
+      {
+        id,
+        name: input.name,
+        type: input.type,
+        enabled: input.enabled,
+        settings: settingsText(input.settings),
+        created_at: now,
+        updated_at: now,
+      },
+      input.sourceIds,
+    )
+    this.changes.committed('config')
+    return (await this.getDestination(id))!
+  }
+
+  async listDestinations(): Promise<Destination[]> {
+    const rows = await this.sql.destinations.list()
+    return toDestinations(rows, await this.sql.destinations.connections())
+  }
+
+  async getDestination(id: string): Promise<Destination | null> {
+    const row = await this.sql.destinations.get(id)
+    if (!row) return null
+    return toDestinations([row], await this.sql.destinations.connections(id))[0]!
+  }
+
+  async updateDestination(id: string, patch: DestinationPatch): Promise<Destination | null> {
+    const found = await this.sql.destinations.update(
+      id,
+      {
+        name: patch.name ?? null,
+        enabled: patch.enabled ?? null,
+        settings: patch.settings ? settingsText(patch.settings) : null,
+        updatedAt: Date.now(),
+      },
+      patch.sourceIds,
+    )
+    if (!found) return null
+    this.changes.committed('config')
+    return this.getDestination(id)
+  }
+
+  async deleteDestination(id: string): Promise<boolean> {
+    const deleted = await this.sql.destinations.delete(id)
+    if (deleted) this.changes.committed('config')
+    return deleted
+  }
+
+  // --- ingest ---
+
+  async ingest(messages: AcceptedMessage[]): Promise<IngestOutcome> {
+    if (messages.length === 0) return { stored: [], deliveriesCreated: 0 }
+    const now = Date.now()
+    const outcome = await this.sql.ingest(messages, planIngest(messages), now, now - this.dedupeWindowMs)
+    // Before the Tracking API's requests resolve: the delivery engine starts on them at once.
+    if (outcome.deliveriesCreated > 0) this.changes.committed('deliveries')
+    return outcome
+  }
+
+  async getMessage(sourceId: string, messageId: string): Promise<StoredMessage | null> {
+    const row = await this.sql.messages.latest(sourceId, messageId)
+    return row ? toStoredMessage(row) : null
+  }
+
+  async countMessages(sourceId?: string): Promise<number> {
+    return this.sql.messages.count(sourceId)
+  }
+
+  async countDeliveries(filter: DeliveryCountFilter = {}): Promise<number> {
+    return this.sql.deliveries.count(filter)
+  }
+
+  // --- deliveries ---
+
+  async claimDeliveries(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedDelivery[]> {
+    if (limit <= 0) return []
+    const rows = await this.sql.claimDeliveries(destinationId, limit, now, now + leaseMs)
+    return toClaimedDeliveries(destinationId, rows)
+  }
+
+  async recordOutcomes(outcomes: DeliveryOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return
+    const now = Date.now()
+    await this.sql.recordOutcomes(toOutcomeRows(outcomes, now), now)
+  }
+
+  async releaseClaims(deliveryIds: number[]): Promise<void> {
+    if (deliveryIds.length > 0) await this.sql.deliveries.release(deliveryIds)
+  }
+
+  async nextDueAt(destinationId: string, now: number): Promise<number | null> {
+    return this.sql.deliveries.nextDueAt(destinationId, now)
+  }
+
+  async listDeliveries(destinationId: string, filter: DeliveryListFilter): Promise<Delivery[]> {
+    return this.withAttempts(await this.sql.deliveries.list(destinationId, filter))
+  }
+
+  async getDelivery(id: number): Promise<Delivery | null> {
+    const row = await this.sql.deliveries.get(id)
+    return row ? (await this.withAttempts([row]))[0]! : null
+  }
+
+  private async withAttempts(rows: DeliveryRow[]): Promise<Delivery[]> {
+    if (rows.length === 0) return []
+    return toDeliveries(rows, await this.sql.attempts.ofDeliveries(rows.map((row) => row.id)))
+  }
+
+  async replayDeliveries(filter: ReplayFilter, now: number): Promise<number> {
+    const count = await this.sql.deliveries.replay(filter, now)
+    if (count > 0) this.changes.committed('deliveries')
+    return count
+  }
+
+  async deliveryStats(destinationId: string): Promise<DeliveryStats> {
+    return summarizeDeliveries(
+      await this.sql.deliveries.countByState(destinationId),
+      await this.sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
+    )
+  }
+
+  // --- housekeeping ---
+
+  sweep(olderThan: number): Promise<{ messages: number }> {
+    return sweep(this.sql.sweep, olderThan, this.dedupeWindowMs)
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * What each backend provides to the shared store core (store-core.ts): its SQL, table by table, behind
+ * one typed interface. `sqlite/sql/*.ts` and `postgres/sql/*.ts` implement it module for module, under
+ * the same file names. A function here runs its statements and returns rows; a function that writes
+ * several statements runs them in one transaction of its own. Everything that is not SQL — ids, row ⇄
+ * record mapping, stats, the sweep loop, change announcements, caches — is the core's.
+ *
+ * SQLite answers synchronously and PostgreSQL asynchronously, hence `Awaitable`: the core awaits both.
+ */
+
+import type { SourceStats } from '../../domain/sources.ts'
+import type {
+  AcceptedMessage,
+  DeliveryCountFilter,
+  DeliveryListFilter,
+  IngestOutcome,
+  ReplayFilter,
+  Store,
+} from '../store.ts'
+import type { SourceBatch } from './ingest-plan.ts'
+import type {
+  AttemptRow,
+  ClaimRow,
+  ConnectionRow,
+  DeliveryRow,
+  DestinationRow,
+  MessageRow,
+  OutcomeRows,
+  SourceRow,
+  StateCountRow,
+} from './rows.ts'
+
+export type Awaitable<T> = T | Promise<T>
+
+export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
+  readonly kind: Kind
+  migrations: MigrationsSql
+  ping(): Awaitable<boolean>
+  close(): Awaitable<void>
+
+  sources: SourcesSql
+  destinations: DestinationsSql
+  messages: MessagesSql
+  deliveries: DeliveriesSql
+  attempts: AttemptsSql
+  sweep: SweepSql
+
+  // The hot statements, one module each.
+  /**
+   * Stores `messages` (at least one) in one transaction, as `plan` groups them (ingest-plan.ts: repeats
+   * inside the batch are already left out of `firsts`). A first occurrence whose (source, messageId)
+   * was received after `duplicatesAfter` (by this store or, for PostgreSQL, any process) is a
+   * duplicate too. The rest are stored with a delivery for every enabled destination connected to
+   * their source whose type is in their `routeTo`, and each source's accepted and duplicate counters
+   * grow (duplicates = `total` - stored).
+   */
+  ingest(
+    messages: AcceptedMessage[],
+    plan: SourceBatch[],
+    now: number,
+    duplicatesAfter: number,
+  ): Awaitable<IngestOutcome>
+  /** Leases up to `limit` (≥ 1) due deliveries of a destination until `leaseUntil`; any order. */
+  claimDeliveries(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseUntil: number,
+  ): Awaitable<ClaimRow[]>
+  /** New states (leases released) and attempts, in one transaction. Gone deliveries get no attempts. */
+  recordOutcomes(outcomes: OutcomeRows, now: number): Awaitable<void>
+}
+
+export interface MigrationsSql {
+  /** The folder of this backend's `NNN_name.sql` files. */
+  readonly dir: string
+  /**
+   * Runs `work` alone: no other process migrates the same database meanwhile (PostgreSQL takes an
+   * advisory lock; SQLite has a single writer).
+   */
+  exclusive(work: (statements: MigrationStatements) => Promise<void>): Promise<void>
+}
+
+export interface Migration {
+  version: number
+  /** The file name. */
+  name: string
+  sql: string
+}
+
+export interface MigrationStatements {
+  /** Versions applied so far (creates the bookkeeping table when missing). */
+  applied(): Awaitable<number[]>
+  /** Runs the migration and records it, in one transaction. */
+  apply(migration: Migration): Awaitable<void>
+}
+
+/** Fields left null are kept as they are. */
+export interface SourceChange {
+  name: string | null
+  enabled: boolean | null
+  writeKey: string | null
+}
+
+export interface SourcesSql {
+  /** Returns the row as stored. */
+  insert(source: Omit<SourceRow, 'enabled'> & { enabled: boolean }): Awaitable<SourceRow>
+  list(): Awaitable<SourceRow[]>
+  get(id: string): Awaitable<SourceRow | undefined>
+  getByWriteKey(writeKey: string): Awaitable<SourceRow | undefined>
+  /** Returns the row as updated, or undefined when there is no such source. */
+  update(id: string, change: SourceChange): Awaitable<SourceRow | undefined>
+  /** The source with its connections, messages, deliveries and attempts. */
+  delete(id: string): Awaitable<boolean>
+  /** Undefined when the source has no counters (yet, or no longer). */
+  stats(id: string): Awaitable<SourceStats | undefined>
+  countRejected(id: string, count: number): Awaitable<void>
+}
+
+/** Fields left null are kept as they are. */
+export interface DestinationChange {
+  name: string | null
+  enabled: boolean | null
+  settings: string | null
+  updatedAt: number
+}
+
+export interface DestinationsSql {
+  /** The destination and its connections (unknown source ids are skipped), in one transaction. */
+  insert(row: Omit<DestinationRow, 'enabled'> & { enabled: boolean }, sourceIds: string[]): Awaitable<void>
+  list(): Awaitable<DestinationRow[]>
+  get(id: string): Awaitable<DestinationRow | undefined>
+  /** Of one destination, or of all; ordered by source id. */
+  connections(destinationId?: string): Awaitable<ConnectionRow[]>
+  /**
+   * Updates the destination and, when `sourceIds` is given, replaces its connections, in one
+   * transaction. False when there is no such destination.
+   */
+  update(id: string, change: DestinationChange, sourceIds: string[] | undefined): Awaitable<boolean>
+  /** The destination with its connections, deliveries and attempts. */
+  delete(id: string): Awaitable<boolean>
+}
+
+export interface MessagesSql {
+  /** The newest copy of a message. */
+  latest(sourceId: string, messageId: string): Awaitable<MessageRow | undefined>
+  count(sourceId: string | undefined): Awaitable<number>
+}
+
+export interface DeliveriesSql {
+  /** Drops the leases of these deliveries (at least one). */
+  release(ids: number[]): Awaitable<void>
+  /** When the earliest unleased pending or retrying delivery is due, or null. */
+  nextDueAt(destinationId: string, now: number): Awaitable<number | null>
+  /** Newest first. */
+  list(destinationId: string, filter: DeliveryListFilter): Awaitable<DeliveryRow[]>
+  get(id: number): Awaitable<DeliveryRow | undefined>
+  /** Final deliveries only, back to pending at `now` with a fresh window; returns how many. */
+  replay(filter: ReplayFilter, now: number): Awaitable<number>
+  count(filter: DeliveryCountFilter): Awaitable<number>
+  countByState(destinationId: string): Awaitable<StateCountRow[]>
+}
+
+export interface AttemptsSql {
+  /** Attempts of these deliveries (at least one), oldest first. */
+  ofDeliveries(deliveryIds: number[]): Awaitable<AttemptRow[]>
+  /** Latencies of the destination's `limit` most recent attempts, any order. */
+  recentLatencies(destinationId: string, limit: number): Awaitable<number[]>
+}
+
+export interface SweepSql {
+  /**
+   * Runs `work` unless another process is sweeping the same database right now (PostgreSQL: an
+   * advisory lock), in which case it resolves with null at once.
+   */
+  exclusive<T>(work: (statements: SweepStatements) => Promise<T>): Promise<T | null>
+}
+
+export interface SweepStatements {
+  /** Up to `limit` messages by pk order, after `afterPk`. */
+  messagesAfter(afterPk: number, limit: number): Awaitable<{ pk: number; received_at: number }[]>
+  /** Deletes those of these messages whose deliveries are all final, with them; returns how many went. */
+  deleteIfFinal(pks: number[]): Awaitable<number>
+  /**
+   * Deletes up to `limit` dedupe keys received before `before`; returns how many. Only PostgreSQL
+   * keeps keys apart from messages (its `dedupe_keys`); SQLite dedupes against messages and has none.
+   */
+  expireDedupeKeys(before: number, limit: number): Awaitable<number>
+}

@@ -1,0 +1,125 @@
+/**
+ * The PostgreSQL connections of one store: the pool, transactions, retries of statements PostgreSQL
+ * rolled back as a whole, and dedicated sessions (advisory locks, migrations).
+ *
+ * Connection loss: the pool drops broken connections and opens new ones; a statement that fails
+ * (including a COMMIT cut off by a restart) rejects its promise, so the Tracking API answers 5xx and the
+ * client retries — never a 200 for an unknown outcome. A retry of a message that did commit is dropped
+ * by the dedupe rule.
+ */
+import pg, { type Pool, type PoolClient, type QueryResultRow } from 'pg'
+import {
+  clientConfig,
+  isRetryable,
+  type PostgresStoreOptions,
+  poolConfig,
+  type StoreLogger,
+} from './connection.ts'
+
+/** Attempts of a statement PostgreSQL rolled back for a deadlock or serialization failure. */
+const MAX_TRIES = 3
+
+export class PostgresDatabase {
+  readonly options: PostgresStoreOptions
+  readonly logger: StoreLogger
+  private readonly pool: Pool
+
+  constructor(options: PostgresStoreOptions, logger: StoreLogger) {
+    this.options = options
+    this.logger = logger
+    this.pool = new pg.Pool(poolConfig(options))
+    // An idle pooled connection that dies (PostgreSQL restarted, network cut) emits 'error' on the pool;
+    // without a listener that would crash the process. The pool has already discarded the connection
+    // and opens a new one on demand: nothing else to do.
+    this.pool.on('error', (error) => {
+      this.logger.warn({ err: error }, 'postgres: an idle connection was lost; it will be replaced')
+    })
+  }
+
+  /** One statement on any pooled connection (its own transaction); its rows. */
+  async query<R extends QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+    return (await this.pool.query<R>(text, values)).rows
+  }
+
+  /** One statement on any pooled connection; how many rows it changed. */
+  async run(text: string, values: unknown[] = []): Promise<number> {
+    return (await this.pool.query(text, values)).rowCount ?? 0
+  }
+
+  /** Retries a statement PostgreSQL rolled back as a whole (deadlock, serialization failure). */
+  async retrying<T>(work: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work()
+      } catch (error) {
+        if (attempt >= MAX_TRIES || !isRetryable(error)) throw error
+      }
+    }
+  }
+
+  /** Runs `work` on one pooled connection of its own; a connection that saw an error is discarded. */
+  async withClient<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect()
+    // Between statements a checked-out client has no query to fail, so a dropped connection would
+    // surface as an unhandled 'error' event. The failing statement reports it to the caller instead.
+    const ignore = () => {}
+    client.on('error', ignore)
+    let broken: Error | undefined
+    try {
+      return await work(client)
+    } catch (error) {
+      broken = error as Error
+      throw error
+    } finally {
+      client.off('error', ignore)
+      // A client whose work failed is discarded rather than reused: its state is unknown.
+      client.release(broken)
+    }
+  }
+
+  /** Runs `work` in one transaction on one connection; rolls back and rethrows on any error. */
+  transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.withClient(async (client) => {
+      await client.query('BEGIN')
+      try {
+        const result = await work(client)
+        await client.query('COMMIT')
+        return result
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw error
+      }
+    })
+  }
+
+  /** Runs `work` on a new connection outside the pool, with no statement timeout (migrations). */
+  async session<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+    const client = new pg.Client({ ...clientConfig(this.options), statement_timeout: 0 })
+    client.on('error', () => {}) // reported by the failing query
+    await client.connect()
+    try {
+      return await work(client)
+    } finally {
+      await client.end().catch(() => {})
+    }
+  }
+
+  /** "200 means committed to disk" holds only if PostgreSQL waits for its WAL flush at commit: says so if not. */
+  async warnIfCommitsAreNotDurable(): Promise<void> {
+    const settings = await this.query<{ name: string; setting: string }>(
+      "SELECT name, setting FROM pg_settings WHERE name IN ('synchronous_commit', 'fsync')",
+    )
+    for (const { name, setting } of settings) {
+      if (setting === 'off') {
+        this.logger.warn(
+          { [name]: setting },
+          `postgres: ${name} is off, so an acknowledged message can be lost if PostgreSQL crashes; turn it on for Sluice's database or role`,
+        )
+      }
+    }
+  }
+
+  end(): Promise<void> {
+    return this.pool.end()
+  }
+}

@@ -1,0 +1,34 @@
+/** Claims on PostgreSQL, the hot read path of the delivery engine: pick and lease due deliveries. */
+import type { ClaimRow } from '../../core/rows.ts'
+import type { StoreSql } from '../../core/store-sql.ts'
+import { pgText } from '../connection.ts'
+import type { PostgresDatabase } from '../database.ts'
+
+/**
+ * Picks and leases in one statement. SKIP LOCKED: rows another worker is claiming right now are
+ * passed over instead of waited for; once that worker commits, its rows carry a live lease and no
+ * longer match. So two claimers never get the same delivery, and neither blocks the other.
+ *
+ * The claim commits without waiting for its WAL flush (synchronous_commit off for this transaction
+ * only, via set_config(..., true)). Harmless: if PostgreSQL crashes before the flush, the lease is lost
+ * and the delivery is claimable again — the same outcome as the worker crashing, which leases already
+ * handle. Ingest and outcome commits keep the server's setting (durable).
+ */
+const CLAIM_SQL = `
+WITH due AS (
+  SELECT id FROM deliveries
+  WHERE destination_id = $1 AND status IN ('pending', 'retrying') AND next_attempt_at <= $2
+    AND (lease_until IS NULL OR lease_until <= $2)
+  ORDER BY next_attempt_at, id
+  LIMIT $3
+  FOR UPDATE SKIP LOCKED
+)
+UPDATE deliveries d SET lease_until = $4, updated_at = $2
+FROM due, messages m, (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush_wait
+WHERE d.id = due.id AND m.pk = d.message_pk
+RETURNING d.id, d.attempt_count, d.first_attempt_at, d.closed_urls, m.payload`
+
+export function postgresClaimDeliveries(db: PostgresDatabase): StoreSql['claimDeliveries'] {
+  return (destinationId, limit, now, leaseUntil) =>
+    db.query<ClaimRow>(CLAIM_SQL, [pgText(destinationId), now, limit, leaseUntil])
+}

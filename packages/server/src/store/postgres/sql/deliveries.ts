@@ -1,0 +1,66 @@
+import type { DeliveryRow, StateCountRow } from '../../core/rows.ts'
+import type { DeliveriesSql } from '../../core/store-sql.ts'
+import { pgText } from '../connection.ts'
+import type { PostgresDatabase } from '../database.ts'
+
+/**
+ * deliveries on PostgreSQL, outside ingest (ingest.ts), claims (claim-deliveries.ts) and outcomes
+ * (record-outcomes.ts).
+ */
+export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
+  const withMessage =
+    'SELECT d.*, m.source_id, m.message_id, m.type FROM deliveries d JOIN messages m ON m.pk = d.message_pk'
+  return {
+    async release(ids) {
+      await db.query('UPDATE deliveries SET lease_until = NULL WHERE id = ANY($1::bigint[])', [ids])
+    },
+    nextDueAt: async (destinationId, now) => {
+      const [row] = await db.query<{ at: number }>(
+        `SELECT next_attempt_at AS at FROM deliveries
+         WHERE destination_id = $1 AND status IN ('pending', 'retrying') AND (lease_until IS NULL OR lease_until <= $2)
+         ORDER BY next_attempt_at LIMIT 1`,
+        [pgText(destinationId), now],
+      )
+      return row?.at ?? null
+    },
+    list: (destinationId, filter) =>
+      db.query<DeliveryRow>(
+        `${withMessage}
+         WHERE d.destination_id = $1 AND ($2::text IS NULL OR d.status = $2) AND ($3::bigint IS NULL OR d.id < $3)
+         ORDER BY d.id DESC LIMIT $4`,
+        [pgText(destinationId), filter.status ?? null, filter.before ?? null, filter.limit],
+      ),
+    get: async (id) => (await db.query<DeliveryRow>(`${withMessage} WHERE d.id = $1`, [id]))[0],
+    replay: (filter, now) => {
+      // A fresh start: a new retry window, every URL open again. attempt_count and the attempts stay as
+      // history. Only final deliveries are touched: a pending or retrying one is already scheduled (and
+      // may be leased by a worker right now).
+      const reset = `UPDATE deliveries SET status = 'pending', dead_lettered = false, next_attempt_at = $1,
+        first_attempt_at = NULL, closed_urls = NULL, lease_until = NULL, updated_at = $1`
+      return 'ids' in filter
+        ? db.run(`${reset} WHERE id = ANY($2::bigint[]) AND status IN ('failed', 'delivered')`, [
+            now,
+            filter.ids,
+          ])
+        : db.run(`${reset} WHERE destination_id = $2 AND status = $3 AND created_at >= $4`, [
+            now,
+            pgText(filter.destinationId),
+            filter.status,
+            filter.since ?? 0,
+          ])
+    },
+    count: async (filter) => {
+      const [row] = await db.query<{ n: number }>(
+        `SELECT count(*) AS n FROM deliveries
+         WHERE ($1::text IS NULL OR destination_id = $1) AND ($2::text IS NULL OR status = $2)`,
+        [filter.destinationId === undefined ? null : pgText(filter.destinationId), filter.status ?? null],
+      )
+      return row?.n ?? 0
+    },
+    countByState: (destinationId) =>
+      db.query<StateCountRow>(
+        'SELECT status, dead_lettered, count(*) AS n FROM deliveries WHERE destination_id = $1 GROUP BY status, dead_lettered',
+        [pgText(destinationId)],
+      ),
+  }
+}

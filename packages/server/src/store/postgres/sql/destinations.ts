@@ -1,0 +1,73 @@
+import type { PoolClient } from 'pg'
+import type { ConnectionRow, DestinationRow } from '../../core/rows.ts'
+import type { DestinationsSql } from '../../core/store-sql.ts'
+import { pgText } from '../connection.ts'
+import type { PostgresDatabase } from '../database.ts'
+
+/** Replaces a destination's connections; unknown source ids are skipped (as SQLite's INSERT OR IGNORE… FK). */
+async function replaceConnections(
+  client: PoolClient,
+  destinationId: string,
+  sourceIds: string[],
+): Promise<void> {
+  await client.query('DELETE FROM destination_sources WHERE destination_id = $1', [destinationId])
+  if (sourceIds.length === 0) return
+  await client.query(
+    `INSERT INTO destination_sources (destination_id, source_id)
+     SELECT $1, s.id FROM sources s WHERE s.id = ANY($2)
+     ON CONFLICT DO NOTHING`,
+    [destinationId, sourceIds.map((id) => pgText(id))],
+  )
+}
+
+/** destinations and destination_sources (their connections to sources) on PostgreSQL. */
+export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
+  return {
+    insert: (row, sourceIds) =>
+      db.transaction(async (client) => {
+        await client.query(
+          'INSERT INTO destinations (id, name, type, enabled, settings, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+          [row.id, pgText(row.name), row.type, row.enabled, row.settings, row.created_at, row.updated_at],
+        )
+        await replaceConnections(client, row.id, sourceIds)
+      }),
+    list: () => db.query<DestinationRow>('SELECT * FROM destinations ORDER BY created_at, id'),
+    get: async (id) =>
+      (await db.query<DestinationRow>('SELECT * FROM destinations WHERE id = $1', [pgText(id)]))[0],
+    connections: (destinationId) =>
+      destinationId === undefined
+        ? db.query<ConnectionRow>(
+            'SELECT destination_id, source_id FROM destination_sources ORDER BY source_id',
+          )
+        : db.query<ConnectionRow>(
+            'SELECT destination_id, source_id FROM destination_sources WHERE destination_id = $1 ORDER BY source_id',
+            [pgText(destinationId)],
+          ),
+    update: (id, change, sourceIds) =>
+      db.transaction(async (client) => {
+        const result = await client.query(
+          `UPDATE destinations SET name = COALESCE($2, name), enabled = COALESCE($3, enabled),
+             settings = COALESCE($4, settings), updated_at = $5
+           WHERE id = $1`,
+          [pgText(id), pgText(change.name), change.enabled, change.settings, change.updatedAt],
+        )
+        if ((result.rowCount ?? 0) === 0) return false
+        if (sourceIds) await replaceConnections(client, pgText(id), sourceIds)
+        return true
+      }),
+    // Deliveries and attempts have no FKs (see 001_init.sql): removed here, in order (as for sources).
+    delete: (id) =>
+      db.transaction(async (client) => {
+        await client.query('SET LOCAL statement_timeout = 0') // as deleting a source: may be millions of rows
+        const gone = await client.query('DELETE FROM destinations WHERE id = $1', [pgText(id)])
+        if ((gone.rowCount ?? 0) === 0) return false
+        await client.query(
+          'WITH locked AS (SELECT id FROM deliveries WHERE destination_id = $1 FOR UPDATE) SELECT count(*) FROM locked',
+          [pgText(id)],
+        )
+        await client.query('DELETE FROM attempts WHERE destination_id = $1', [pgText(id)])
+        await client.query('DELETE FROM deliveries WHERE destination_id = $1', [pgText(id)])
+        return true
+      }),
+  }
+}

@@ -1,0 +1,26 @@
+import type { MessageRow } from '../../core/rows.ts'
+import type { MessagesSql } from '../../core/store-sql.ts'
+import { pgText } from '../connection.ts'
+import type { PostgresDatabase } from '../database.ts'
+
+/** messages on PostgreSQL, outside ingest (ingest.ts) and retention (sweep.ts). */
+export function postgresMessages(db: PostgresDatabase): MessagesSql {
+  return {
+    latest: async (sourceId, messageId) =>
+      (
+        await db.query<MessageRow>(
+          'SELECT * FROM messages WHERE source_id = $1 AND message_id = $2 ORDER BY pk DESC LIMIT 1',
+          [pgText(sourceId), pgText(messageId)],
+        )
+      )[0],
+    count: async (sourceId) => {
+      const [row] =
+        sourceId === undefined
+          ? await db.query<{ n: number }>('SELECT count(*) AS n FROM messages')
+          : await db.query<{ n: number }>('SELECT count(*) AS n FROM messages WHERE source_id = $1', [
+              pgText(sourceId),
+            ])
+      return row?.n ?? 0
+    },
+  }
+}

@@ -1,0 +1,56 @@
+/** Outcomes on PostgreSQL, the hot write path of the delivery engine: attempts and new states in ONE statement. */
+import type { StoreSql } from '../../core/store-sql.ts'
+import { pgText } from '../connection.ts'
+import type { PostgresDatabase } from '../database.ts'
+
+/**
+ * Outcomes in one statement: the deliveries' new states (leases released) and their attempts. A
+ * delivery that no longer exists (its destination was deleted meanwhile) gets no attempt rows.
+ */
+const RECORD_SQL = `
+WITH o AS (
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::boolean[], $4::bigint[], $5::bigint[], $6::text[])
+    AS o(id, status, dead_lettered, next_attempt_at, first_attempt_at, closed_urls)
+),
+updated AS (
+  UPDATE deliveries d SET status = o.status, dead_lettered = o.dead_lettered,
+    attempt_count = d.attempt_count + 1, next_attempt_at = o.next_attempt_at,
+    first_attempt_at = COALESCE(d.first_attempt_at, o.first_attempt_at), closed_urls = o.closed_urls,
+    lease_until = NULL, updated_at = $7
+  FROM o WHERE d.id = o.id
+  RETURNING d.id, d.destination_id
+)
+INSERT INTO attempts (delivery_id, destination_id, attempted_at, url, status_code, error_kind, error_text,
+  latency_ms, response_excerpt)
+SELECT a.delivery_id, u.destination_id, a.attempted_at, a.url, a.status_code, a.error_kind, a.error_text,
+  a.latency_ms, a.response_excerpt
+FROM unnest($8::bigint[], $9::bigint[], $10::text[], $11::int[], $12::text[], $13::text[], $14::int[], $15::text[])
+  WITH ORDINALITY AS a(delivery_id, attempted_at, url, status_code, error_kind, error_text, latency_ms,
+    response_excerpt, ord)
+JOIN updated u ON u.id = a.delivery_id
+ORDER BY a.ord`
+
+export function postgresRecordOutcomes(db: PostgresDatabase): StoreSql['recordOutcomes'] {
+  return async ({ deliveries, attempts }, now) => {
+    const params = [
+      deliveries.map((d) => d.id),
+      deliveries.map((d) => d.status),
+      deliveries.map((d) => d.deadLettered),
+      deliveries.map((d) => d.nextAttemptAt),
+      deliveries.map((d) => d.firstAttemptAt),
+      deliveries.map((d) => pgText(d.closedUrls)),
+      now,
+      attempts.map((a) => a.deliveryId),
+      attempts.map((a) => a.attempt.attemptedAt),
+      attempts.map((a) => pgText(a.attempt.url)),
+      attempts.map((a) => a.attempt.statusCode),
+      attempts.map((a) => pgText(a.attempt.errorKind)),
+      // Receivers' answers are arbitrary bytes: a U+0000 in one must not fail the whole group.
+      attempts.map((a) => pgText(a.attempt.errorText)),
+      // An INTEGER column: fractional milliseconds are rounded.
+      attempts.map((a) => Math.round(a.attempt.latencyMs)),
+      attempts.map((a) => pgText(a.attempt.responseExcerpt)),
+    ]
+    await db.retrying(() => db.query(RECORD_SQL, params))
+  }
+}

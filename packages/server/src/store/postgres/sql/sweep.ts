@@ -1,0 +1,57 @@
+import type { SweepSql } from '../../core/store-sql.ts'
+import type { PostgresDatabase } from '../database.ts'
+
+/** Per schema, like the channel and the migration lock. */
+const LOCK_KEY = "hashtext('sluice.sweep'), hashtext(COALESCE(current_schema(), ''))"
+
+/**
+ * Retention and dedupe-key expiry on PostgreSQL. Every API process sweeps; a session advisory lock lets
+ * one at a time do the work (the others return at once) so they never fight over the same rows.
+ */
+export function postgresSweep(db: PostgresDatabase): SweepSql {
+  return {
+    exclusive: (work) =>
+      db.withClient(async (client) => {
+        const { rows } = await client.query<{ locked: boolean }>(
+          `SELECT pg_try_advisory_lock(${LOCK_KEY}) AS locked`,
+        )
+        if (!rows[0]?.locked) return null
+        try {
+          return await work({
+            messagesAfter: async (afterPk, limit) =>
+              (
+                await client.query<{ pk: number; received_at: number }>(
+                  'SELECT pk, received_at FROM messages WHERE pk > $1 ORDER BY pk LIMIT $2',
+                  [afterPk, limit],
+                )
+              ).rows,
+            // With their deliveries and attempts (no FKs, see 001_init.sql). A message with a pending or
+            // retrying delivery stays.
+            deleteIfFinal: async (pks) => {
+              const { rows } = await client.query<{ n: number }>(
+                `WITH gone AS (
+                   DELETE FROM messages m WHERE m.pk = ANY($1::bigint[])
+                   AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_pk = m.pk AND d.status IN ('pending', 'retrying'))
+                   RETURNING pk),
+                 deliveries_gone AS (DELETE FROM deliveries WHERE message_pk IN (SELECT pk FROM gone) RETURNING id),
+                 attempts_gone AS (DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries_gone))
+                 SELECT count(*) AS n FROM gone`,
+                [pks],
+              )
+              return rows[0]?.n ?? 0
+            },
+            expireDedupeKeys: async (before, limit) =>
+              (
+                await client.query(
+                  `DELETE FROM dedupe_keys WHERE ctid = ANY (ARRAY(
+                     SELECT ctid FROM dedupe_keys WHERE received_at < $1 LIMIT $2))`,
+                  [before, limit],
+                )
+              ).rowCount ?? 0,
+          })
+        } finally {
+          await client.query(`SELECT pg_advisory_unlock(${LOCK_KEY})`)
+        }
+      }),
+  }
+}

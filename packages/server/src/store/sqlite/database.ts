@@ -1,0 +1,104 @@
+/**
+ * The SQLite connection: one file in WAL mode, prepared statements cached by their text, write
+ * transactions. node:sqlite is synchronous; the server runs all of this on its own thread
+ * (threaded-store.ts).
+ */
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { DatabaseSync, type StatementSync } from 'node:sqlite'
+
+/**
+ * WAL pages after which a commit also folds the WAL into the database file (SQLite's default). The
+ * server runs this store on its own thread (threaded-store.ts), so that checkpoint stalls only the
+ * store thread for a few milliseconds, never HTTP handling or deliveries, and the WAL stays ~4 MB.
+ */
+const AUTOCHECKPOINT_PAGES = 1_000
+
+export interface SqliteDatabaseOptions {
+  /** Folder holding `sluice.db` (created if missing). */
+  dataDir: string
+  /** `FULL` fsyncs the WAL on every commit (power-loss safe); `NORMAL` only survives process crashes. */
+  synchronous: 'FULL' | 'NORMAL'
+}
+
+export const databasePath = (dataDir: string): string => join(dataDir, 'sluice.db')
+
+export class SqliteDatabase {
+  readonly path: string
+  private readonly db: DatabaseSync
+  private readonly statements = new Map<string, StatementSync>()
+  private readonly synchronous: 'FULL' | 'NORMAL'
+
+  constructor(options: SqliteDatabaseOptions) {
+    mkdirSync(options.dataDir, { recursive: true })
+    this.path = databasePath(options.dataDir)
+    this.db = new DatabaseSync(this.path)
+    this.db.exec('PRAGMA journal_mode = WAL')
+    this.synchronous = options.synchronous
+    this.db.exec(`PRAGMA synchronous = ${options.synchronous}`)
+    this.db.exec('PRAGMA foreign_keys = ON')
+    this.db.exec('PRAGMA busy_timeout = 5000')
+    this.db.exec(`PRAGMA wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`)
+  }
+
+  /** The prepared statement for `text`, prepared once. */
+  sql(text: string): StatementSync {
+    let statement = this.statements.get(text)
+    if (!statement) {
+      statement = this.db.prepare(text)
+      this.statements.set(text, statement)
+    }
+    return statement
+  }
+
+  /** Runs a script (several statements, no parameters). */
+  exec(script: string): void {
+    this.db.exec(script)
+  }
+
+  /** Runs `work` in one write transaction; rolls back and rethrows on any error. */
+  transaction<T>(work: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE')
+    try {
+      const result = work()
+      this.db.exec('COMMIT')
+      return result
+    } catch (error) {
+      this.db.exec('ROLLBACK')
+      throw error
+    }
+  }
+
+  /**
+   * Runs `work` with commits that are not fsynced. Only for writes whose loss on power failure is
+   * harmless: a lost lease just means the delivery is attempted again sooner. (Visibility to other
+   * connections is the same either way; a later fsynced commit also persists these.)
+   */
+  withoutFsync<T>(work: () => T): T {
+    if (this.synchronous === 'NORMAL') return work()
+    this.db.exec('PRAGMA synchronous = NORMAL')
+    try {
+      return work()
+    } finally {
+      this.db.exec('PRAGMA synchronous = FULL')
+    }
+  }
+
+  close(): void {
+    if (!this.db.isOpen) return
+    // Fold the WAL into the database file so a closed store is one self-contained file.
+    this.db.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+    this.db.close()
+  }
+}
+
+/** `count` copies of `one`, comma-separated: a multi-row VALUES list or an IN list. */
+export function placeholders(count: number, one: string): string {
+  return new Array(count).fill(one).join(', ')
+}
+
+/** Rows per multi-row statement: 5 parameters a row stays far below SQLite's 32,766. */
+export const ROWS_PER_STATEMENT = 100
+
+/** SQLite has no boolean type: 1 and 0. */
+export const flag = (value: boolean): number => (value ? 1 : 0)

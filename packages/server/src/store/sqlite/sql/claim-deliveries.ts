@@ -1,0 +1,44 @@
+/** Claims on SQLite, the hot read path of the delivery engine: pick and lease due deliveries. */
+import type { ClaimRow } from '../../core/rows.ts'
+import type { StoreSql } from '../../core/store-sql.ts'
+import type { SqliteDatabase } from '../database.ts'
+
+export function sqliteClaimDeliveries(db: SqliteDatabase): StoreSql['claimDeliveries'] {
+  return (destinationId, limit, now, leaseUntil) => {
+    // One statement picks and leases, so two claimers can never take the same delivery.
+    const claim = db.sql(
+      `UPDATE deliveries SET lease_until = ?, updated_at = ?
+       WHERE id IN (
+         SELECT id FROM deliveries
+         WHERE destination_id = ? AND status IN ('pending', 'retrying') AND next_attempt_at <= ?
+           AND (lease_until IS NULL OR lease_until <= ?)
+         ORDER BY next_attempt_at LIMIT ?)
+       RETURNING id, message_pk, attempt_count, first_attempt_at, closed_urls`,
+    )
+    const claimed = db.withoutFsync(
+      () =>
+        claim.all(leaseUntil, now, destinationId, now, now, limit) as unknown as (Omit<
+          ClaimRow,
+          'payload'
+        > & {
+          message_pk: number
+        })[],
+    )
+    if (claimed.length === 0) return []
+    const payloads = new Map(
+      (
+        db
+          .sql('SELECT pk, payload FROM messages WHERE pk IN (SELECT value FROM json_each(?))')
+          .all(JSON.stringify(claimed.map((row) => row.message_pk))) as { pk: number; payload: string }[]
+      ).map((row) => [row.pk, row.payload]),
+    )
+    return claimed.map((row) => ({
+      id: row.id,
+      attempt_count: row.attempt_count,
+      first_attempt_at: row.first_attempt_at,
+      closed_urls: row.closed_urls,
+      // A claimed delivery's message exists: deleting a message deletes its deliveries (FK cascade).
+      payload: payloads.get(row.message_pk) ?? '{}',
+    }))
+  }
+}

@@ -1,0 +1,81 @@
+import type { SQLInputValue } from 'node:sqlite'
+import type { DeliveryRow, StateCountRow } from '../../core/rows.ts'
+import type { DeliveriesSql } from '../../core/store-sql.ts'
+import type { SqliteDatabase } from '../database.ts'
+
+/** deliveries, outside ingest (ingest.ts), claims (claim-deliveries.ts) and outcomes (record-outcomes.ts). */
+export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
+  const withMessage =
+    'SELECT d.*, m.source_id, m.message_id, m.type FROM deliveries d JOIN messages m ON m.pk = d.message_pk'
+  return {
+    release(ids) {
+      db.sql('UPDATE deliveries SET lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))').run(
+        JSON.stringify(ids),
+      )
+    },
+    nextDueAt(destinationId, now) {
+      const row = db
+        .sql(
+          `SELECT next_attempt_at AS at FROM deliveries
+           WHERE destination_id = ? AND status IN ('pending', 'retrying') AND (lease_until IS NULL OR lease_until <= ?)
+           ORDER BY next_attempt_at LIMIT 1`,
+        )
+        .get(destinationId, now) as { at: number } | undefined
+      return row?.at ?? null
+    },
+    list(destinationId, filter) {
+      const where = ['d.destination_id = ?']
+      const params: SQLInputValue[] = [destinationId]
+      if (filter.status !== undefined) {
+        where.push('d.status = ?')
+        params.push(filter.status)
+      }
+      if (filter.before !== undefined) {
+        where.push('d.id < ?')
+        params.push(filter.before)
+      }
+      params.push(filter.limit)
+      return db
+        .sql(`${withMessage} WHERE ${where.join(' AND ')} ORDER BY d.id DESC LIMIT ?`)
+        .all(...params) as unknown as DeliveryRow[]
+    },
+    get: (id) => db.sql(`${withMessage} WHERE d.id = ?`).get(id) as DeliveryRow | undefined,
+    replay(filter, now) {
+      // A fresh start: a new retry window, every URL open again. attempt_count and the attempts stay
+      // as history. Only final deliveries are touched: a pending or retrying one is already scheduled.
+      const reset = `UPDATE deliveries SET status = 'pending', dead_lettered = 0, next_attempt_at = ?,
+        first_attempt_at = NULL, closed_urls = NULL, lease_until = NULL, updated_at = ?`
+      const { changes } =
+        'ids' in filter
+          ? db
+              .sql(
+                `${reset} WHERE id IN (SELECT value FROM json_each(?)) AND status IN ('failed', 'delivered')`,
+              )
+              .run(now, now, JSON.stringify(filter.ids))
+          : db
+              .sql(`${reset} WHERE destination_id = ? AND status = ? AND created_at >= ?`)
+              .run(now, now, filter.destinationId, filter.status, filter.since ?? 0)
+      return Number(changes)
+    },
+    count(filter) {
+      const where: string[] = []
+      const params: SQLInputValue[] = []
+      if (filter.destinationId !== undefined) {
+        where.push('destination_id = ?')
+        params.push(filter.destinationId)
+      }
+      if (filter.status !== undefined) {
+        where.push('status = ?')
+        params.push(filter.status)
+      }
+      const clause = where.length ? ` WHERE ${where.join(' AND ')}` : ''
+      return (db.sql(`SELECT COUNT(*) AS n FROM deliveries${clause}`).get(...params) as { n: number }).n
+    },
+    countByState: (destinationId) =>
+      db
+        .sql(
+          'SELECT status, dead_lettered, COUNT(*) AS n FROM deliveries WHERE destination_id = ? GROUP BY status, dead_lettered',
+        )
+        .all(destinationId) as unknown as StateCountRow[],
+  }
+}

@@ -1,0 +1,57 @@
+import type { ConnectionRow, DestinationRow } from '../../core/rows.ts'
+import type { DestinationsSql } from '../../core/store-sql.ts'
+import { flag, type SqliteDatabase } from '../database.ts'
+
+/** destinations and destination_sources (their connections to sources). */
+export function sqliteDestinations(db: SqliteDatabase): DestinationsSql {
+  const replaceConnections = (destinationId: string, sourceIds: string[]) => {
+    db.sql('DELETE FROM destination_sources WHERE destination_id = ?').run(destinationId)
+    // An unknown source id fails the FK check; OR IGNORE skips it.
+    const insert = db.sql(
+      'INSERT OR IGNORE INTO destination_sources (destination_id, source_id) VALUES (?, ?)',
+    )
+    for (const sourceId of sourceIds) insert.run(destinationId, sourceId)
+  }
+  return {
+    insert(row, sourceIds) {
+      db.transaction(() => {
+        db.sql(
+          'INSERT INTO destinations (id, name, type, enabled, settings, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        ).run(row.id, row.name, row.type, flag(row.enabled), row.settings, row.created_at, row.updated_at)
+        replaceConnections(row.id, sourceIds)
+      })
+    },
+    list: () =>
+      db.sql('SELECT * FROM destinations ORDER BY created_at, id').all() as unknown as DestinationRow[],
+    get: (id) => db.sql('SELECT * FROM destinations WHERE id = ?').get(id) as DestinationRow | undefined,
+    connections: (destinationId) =>
+      (destinationId === undefined
+        ? db.sql('SELECT destination_id, source_id FROM destination_sources ORDER BY source_id').all()
+        : db
+            .sql(
+              'SELECT destination_id, source_id FROM destination_sources WHERE destination_id = ? ORDER BY source_id',
+            )
+            .all(destinationId)) as unknown as ConnectionRow[],
+    update: (id, change, sourceIds) =>
+      db.transaction(() => {
+        const { changes } = db
+          .sql(
+            `UPDATE destinations SET name = COALESCE(?, name), enabled = COALESCE(?, enabled),
+               settings = COALESCE(?, settings), updated_at = ?
+             WHERE id = ?`,
+          )
+          .run(
+            change.name,
+            change.enabled === null ? null : flag(change.enabled),
+            change.settings,
+            change.updatedAt,
+            id,
+          )
+        if (Number(changes) === 0) return false
+        if (sourceIds) replaceConnections(id, sourceIds)
+        return true
+      }),
+    // Connections, deliveries (and so their attempts) cascade.
+    delete: (id) => db.sql('DELETE FROM destinations WHERE id = ?').run(id).changes > 0,
+  }
+}

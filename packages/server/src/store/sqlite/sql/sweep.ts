@@ -1,0 +1,31 @@
+import type { SweepSql } from '../../core/store-sql.ts'
+import type { SqliteDatabase } from '../database.ts'
+
+/** Retention's statements. Each DELETE commits by itself, so the write lock is held one chunk at a time. */
+export function sqliteSweep(db: SqliteDatabase): SweepSql {
+  return {
+    // One process writes the file: no other sweep can run meanwhile.
+    exclusive: (work) =>
+      work({
+        messagesAfter: (afterPk, limit) =>
+          db
+            .sql('SELECT pk, received_at FROM messages WHERE pk > ? ORDER BY pk LIMIT ?')
+            .all(afterPk, limit) as {
+            pk: number
+            received_at: number
+          }[],
+        // Their deliveries and attempts go by FK cascade.
+        deleteIfFinal: (pks) =>
+          Number(
+            db
+              .sql(
+                `DELETE FROM messages WHERE pk IN (SELECT value FROM json_each(?))
+                 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_pk = messages.pk AND d.status IN ('pending', 'retrying'))`,
+              )
+              .run(JSON.stringify(pks)).changes,
+          ),
+        // Dedupe looks ids up among stored messages (ingest.ts): there are no keys to expire.
+        expireDedupeKeys: () => 0,
+      }),
+  }
+}
