@@ -56,7 +56,7 @@ describe('close()', () => {
     const started = Date.now()
     await analytics.close({ timeout: 300 })
     const took = Date.now() - started
-    assert.ok(took >= 290 && took < 1500, `close took ${took} ms`)
+    assert.ok(took >= 290 && took < 3000, `close took ${took} ms`)
     // One batch was in flight, two were waiting their turn: all three are reported.
     assert.deepEqual(failures.map((event) => `${event.error.kind} ${event.messageIds.length}`).sort(), [
       'closed 1',
@@ -79,7 +79,7 @@ describe('close()', () => {
     analytics.track({ userId: 'u1', event: 'E' })
     const started = Date.now()
     await analytics.close({ timeout: 200 })
-    assert.ok(Date.now() - started < 1000)
+    assert.ok(Date.now() - started < 5000, 'did not wait out the 60 s backoff')
     assert.equal(failures[0]!.error.kind, 'closed')
     assert.match(String((failures[0]!.error.cause as Error).message), /HTTP 500/)
   })

@@ -155,12 +155,12 @@ describe('retry policy', () => {
   })
 
   test('a timeout aborts the request and retries it; the two never overlap', async () => {
-    reset((_, index) => (index === 0 ? { delay: 1000 } : {}))
+    reset((_, index) => (index === 0 ? { delay: 4000 } : {}))
     const { analytics, retries } = client(server, { timeout: 150 })
     const started = Date.now()
     analytics.track({ userId: 'u1', event: 'A' })
     await analytics.flush()
-    assert.ok(Date.now() - started < 900, 'did not wait for the slow answer')
+    assert.ok(Date.now() - started < 3000, 'did not wait for the slow answer')
     assert.equal(retries[0]!.error.kind, 'timeout')
     assert.match(retries[0]!.error.message, /150 ms/)
     assert.equal(server.requests.length, 2)
@@ -203,7 +203,7 @@ describe('retry policy', () => {
     const started = Date.now()
     second.analytics.track({ userId: 'u1', event: 'A' })
     await second.analytics.flush()
-    assert.ok(Date.now() - started < 1000)
+    assert.ok(Date.now() - started < 4000, 'did not wait out the 60 s Retry-After')
     assert.equal(server.requests.length, 1)
     assert.equal(second.failures[0]!.error.status, 503)
     await second.analytics.close()

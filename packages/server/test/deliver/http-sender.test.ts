@@ -64,7 +64,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     assert.equal(classifyAttempt(result), 'success')
     assert.equal(result.errorKind, undefined)
     assert.equal(result.responseExcerpt, 'thanks')
-    assert.ok(result.latencyMs >= 0 && result.latencyMs < 1000)
+    assert.ok(result.latencyMs >= 0 && result.latencyMs < 5000)
     assert.ok(Math.abs(result.attemptedAt - Date.now()) < 5000)
     assert.equal(result.url, `${target.url}/hooks/in?source=sluice`)
 
@@ -187,7 +187,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     assertResult(result, { errorKind: 'timeout', verdict: 'retryable' })
     assert.equal(result.statusCode, undefined)
     assert.equal(result.errorText, 'No response within 300 ms.')
-    assert.ok(took >= 290 && took < 1000, `took ${took} ms`)
+    assert.ok(took >= 290 && took < 2500, `took ${took} ms`)
     assert.ok(result.latencyMs >= 290)
     assert.equal(target.requests.length, 1, 'the request was sent; the answer never came')
     assert.ok(await eventually(() => target.openSockets.size === 0), 'the aborted socket is closed')
@@ -226,7 +226,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     const result = await sender().send({ url: `http://127.0.0.1:${port}/hook`, body })
     assertResult(result, { errorKind: 'connect', verdict: 'retryable' })
     assert.match(result.errorText ?? '', /ECONNREFUSED/)
-    assert.ok(Date.now() - started < 500)
+    assert.ok(Date.now() - started < 2500, 'refused at once, not after the 5 s timeout')
   })
 
   test('garbage instead of HTTP: protocol error, retryable', async () => {
@@ -258,7 +258,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     })
     const started = Date.now()
     const result = await sender({ timeoutMs: 5000 }).send({ url: target.url, body })
-    assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`)
+    assert.ok(Date.now() - started < 4000, `took ${Date.now() - started} ms, not the 5 s timeout`)
     assertResult(result, { statusCode: 500, verdict: 'retryable' })
     assert.equal(Buffer.byteLength(result.responseExcerpt), 1024)
     assert.equal(result.responseExcerpt, 'x'.repeat(1024))
@@ -274,13 +274,13 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
       res.on('close', () => clearInterval(timer))
     })
     const started = Date.now()
-    // The 5 s deadline is not what ends it: the 200 ms excerpt wait is.
-    const result = await sender({ excerptWaitMs: 200, timeoutMs: 5000 }).send({ url: target.url, body })
+    // The 10 s deadline is not what ends it: the 1 s excerpt wait is.
+    const result = await sender({ excerptWaitMs: 1000, timeoutMs: 10_000 }).send({ url: target.url, body })
     const took = Date.now() - started
     assertResult(result, { statusCode: 200, verdict: 'success' })
     assert.match(result.responseExcerpt, /^accepted;\.*$/)
-    assert.ok(took < 1500, `took ${took} ms`)
-    assert.ok(result.latencyMs < 190, 'latency is measured to the response headers')
+    assert.ok(took < 5000, `took ${took} ms`)
+    assert.ok(result.latencyMs < 900, 'latency is measured to the response headers')
   })
 
   test('an excerpt cut inside a multi-byte character drops the partial character', async () => {
@@ -322,7 +322,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
       assertResult(result, { errorKind: 'timeout', verdict: 'retryable' })
       assert.equal(result.errorText, 'No response within 300 ms.')
     }
-    assert.ok(took >= 290 && took < 1000, `took ${took} ms`)
+    assert.ok(took >= 290 && took < 2500, `took ${took} ms`)
     await sleep(100)
     assert.deepEqual(
       hanging.requests.map((request) => request.url),
@@ -345,7 +345,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
     assert.equal(byKind.filter((kind) => kind === '200').length, 20)
     assert.equal(byKind.filter((kind) => kind === 'timeout').length, 10)
     for (const result of results.filter((r) => r.errorKind === 'timeout')) {
-      assert.ok(result.latencyMs >= 390 && result.latencyMs < 900, `${result.latencyMs} ms`)
+      assert.ok(result.latencyMs >= 390 && result.latencyMs < 2500, `${result.latencyMs} ms`)
     }
   })
 
@@ -372,7 +372,7 @@ describe('isolation: a hanging endpoint does not hold back others', () => {
   test('a healthy origin answers at once while another origin hangs with every pool socket busy', async () => {
     const hanging = await receiver(() => {})
     const healthy = await receiver()
-    const client = sender({ timeoutMs: 1500, connectionsPerOrigin: 2 })
+    const client = sender({ timeoutMs: 5000, connectionsPerOrigin: 2 })
 
     const stuck = Array.from({ length: 6 }, () => client.send({ url: hanging.url, body }))
     await eventually(() => hanging.requests.length === 2)
@@ -384,7 +384,7 @@ describe('isolation: a hanging endpoint does not hold back others', () => {
     )
     const took = Date.now() - started
     assert.ok(results.every((result) => result.statusCode === 200))
-    assert.ok(took < 750, `healthy deliveries took ${took} ms, not waiting for the 1500 ms timeouts`)
+    assert.ok(took < 3000, `healthy deliveries took ${took} ms, not waiting for the 5 s timeouts`)
 
     const stuckResults = await Promise.all(stuck)
     assert.ok(stuckResults.every((result) => result.errorKind === 'timeout'))
@@ -513,7 +513,7 @@ describe('SSRF guard in the sender (allowPrivate: false)', () => {
   })
 
   test('metadata and private addresses are refused before any packet is sent', async () => {
-    const client = sender({ allowPrivate: false, timeoutMs: 2000 })
+    const client = sender({ allowPrivate: false, timeoutMs: 10_000 })
     for (const url of [
       'http://169.254.169.254/latest/meta-data/',
       'http://10.0.0.1/',
@@ -522,7 +522,7 @@ describe('SSRF guard in the sender (allowPrivate: false)', () => {
       const started = Date.now()
       const result = await client.send({ url, body })
       assertResult(result, { errorKind: 'ssrf', verdict: 'final' })
-      assert.ok(Date.now() - started < 500, 'refused at once, not after a 2 s connect attempt')
+      assert.ok(Date.now() - started < 3000, 'refused at once, not after a 10 s connect attempt')
     }
   })
 
