@@ -160,8 +160,13 @@ export function regulationProgress(
   }
 }
 
+/**
+ * The regulation with live per-destination counts. Its status is the stored one, which the erasure
+ * runner keeps up to date (settleRegulations), so status and `finishedAt` always agree.
+ */
 export function toRegulation(row: RegulationRow, counts: readonly NotificationCountRow[]): Regulation {
-  const { status, destinations } = regulationProgress(row, counts)
+  const { destinations } = regulationProgress(row, counts)
+  const status = row.status as RegulationStatus
   return {
     id: row.id,
     regulationType: row.type as RegulationType,

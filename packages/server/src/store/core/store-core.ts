@@ -368,7 +368,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     let finished = 0
     for (const row of rows) {
       const { status, destinations } = regulationProgress(
-        { ...row, status: 'RUNNING' },
+        row,
         counts.filter((count) => count.regulation_id === row.id),
       )
       if (status === row.status) continue
