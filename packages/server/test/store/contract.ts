@@ -343,7 +343,12 @@ export function storeContract(backend: StoreBackend): void {
         assert.deepEqual((await hourly.ingest([message(source, 'old')])).stored, [false])
         assert.equal(await store.countMessages(source.id), 2)
         assert.equal((await store.getMessage(source.id, 'old'))?.type, 'page', 'the newest copy is returned')
-        assert.deepEqual(await store.getSourceStats(source.id), { accepted: 2, duplicates: 2, rejected: 0 })
+        assert.deepEqual(await store.getSourceStats(source.id), {
+          accepted: 2,
+          duplicates: 2,
+          rejected: 0,
+          suppressed: 0,
+        })
       },
     )
 

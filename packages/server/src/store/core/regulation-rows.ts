@@ -152,12 +152,7 @@ export function regulationProgress(
   for (const row of counts) if (row.status !== 'delivered' && row.status !== 'failed') open += Number(row.n)
   const delivered = destinations.reduce((sum, each) => sum + each.delivered, 0)
   const failed = destinations.reduce((sum, each) => sum + each.failed, 0)
-  const status = regulationStatus({ open, delivered, failed }, Boolean(row.erasure_pending))
-  // Until the runner first looks at it, a request with work left is INITIALIZED.
-  return {
-    status: status === 'RUNNING' && row.status === 'INITIALIZED' ? 'INITIALIZED' : status,
-    destinations,
-  }
+  return { status: regulationStatus({ open, delivered, failed }, Boolean(row.erasure_pending)), destinations }
 }
 
 /**
