@@ -38,6 +38,8 @@ export class PrivacyFilter {
   private erasures = new Map<string, ErasureScope[]>()
   private loading: Promise<void> | null = null
   private loadAgain = false
+  /** The store's privacyVersion when the rules were last loaded. */
+  private version: string | null = null
   private timer: NodeJS.Timeout | undefined
   private unwatch: (() => Promise<void>) | undefined
 
@@ -87,6 +89,10 @@ export class PrivacyFilter {
   }
 
   private async load(): Promise<void> {
+    // Cheap when nothing changed: with 100,000 suppressions a reload is a large read, so the periodic
+    // backstop only asks whether anything changed.
+    const version = await this.store.privacyVersion()
+    if (version === this.version) return
     const [suppressions, erasures] = await Promise.all([
       this.store.listSuppressions(),
       this.store.recentErasures(Date.now() - this.erasureLookbackMs),
@@ -108,6 +114,7 @@ export class PrivacyFilter {
     this.everywhere = everywhere
     this.inSource = inSource
     this.erasures = byUser
+    this.version = version
   }
 
   /** Whether a call of `sourceId` naming these users (userId, and an alias's previousId) is suppressed. */

@@ -248,6 +248,11 @@ export interface Store {
   listRegulations(filter: RegulationListFilter): Promise<Regulation[]>
   /** The suppressions in force, by user id. */
   listSuppressions(): Promise<Suppression[]>
+  /**
+   * Changes whenever a regulation is created (cheap to ask): a process that holds the suppressions in
+   * memory polls it and reloads them only when it changed.
+   */
+  privacyVersion(): Promise<string>
   /** Deletion requests created since `since` or still erasing: what claimed deliveries are checked against. */
   recentErasures(since: number): Promise<ErasureScope[]>
   /**

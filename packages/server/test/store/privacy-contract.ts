@@ -250,12 +250,16 @@ export function privacyContract(backend: StoreBackend): void {
     withStore('suppressions: per source or everywhere, lifted by UNSUPPRESS', async (store) => {
       const a = await store.createSource({ name: 'A', enabled: true })
       const b = await store.createSource({ name: 'B', enabled: true })
+      const empty = await store.privacyVersion()
+      assert.equal(await store.privacyVersion(), empty, 'unchanged while nothing happens')
       const everywhere = await store.createRegulation({
         type: 'SUPPRESS_ONLY',
         subjectIds: ['u1'],
         sourceIds: null,
       })
       assert.equal(everywhere.status, 'FINISHED', 'a suppression is in force once recorded')
+      const afterOne = await store.privacyVersion()
+      assert.notEqual(afterOne, empty, 'a new regulation changes the version')
       const inA = await store.createRegulation({
         type: 'SUPPRESS_ONLY',
         subjectIds: ['u2'],

@@ -352,6 +352,11 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     return (await this.sql.regulations.suppressions()).map(toSuppression)
   }
 
+  async privacyVersion(): Promise<string> {
+    const { n, newest } = await this.sql.regulations.version()
+    return `${n}:${newest ?? 0}`
+  }
+
   async recentErasures(since: number): Promise<ErasureScope[]> {
     return (await this.sql.regulations.recentErasures(since)).map(toErasureScope)
   }

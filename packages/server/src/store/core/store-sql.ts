@@ -216,6 +216,8 @@ export interface RegulationsSql {
   /** Delivery-status counts of these regulations' notifications (at least one id), by destination. */
   notificationCounts(regulationIds: string[]): Awaitable<NotificationCountRow[]>
   suppressions(): Awaitable<SuppressionRow[]>
+  /** How many regulations there are and the newest one's creation time (regulations are never deleted). */
+  version(): Awaitable<{ n: number; newest: number | null }>
   /** Deleting regulations created after `since`, or with erasure pending. */
   recentErasures(since: number): Awaitable<RegulationRow[]>
   /**

@@ -53,6 +53,7 @@ export const FORWARDED_METHODS = {
   getRegulation: true,
   listRegulations: true,
   listSuppressions: true,
+  privacyVersion: true,
   recentErasures: true,
   eraseNext: true,
   settleRegulations: true,

@@ -149,6 +149,12 @@ export function postgresRegulations(db: PostgresDatabase): RegulationsSql {
         [ids],
       ),
     suppressions: () => db.query<SuppressionRow>('SELECT * FROM suppressions ORDER BY user_id, source_id'),
+    version: async () =>
+      (
+        await db.query<{ n: number; newest: number | null }>(
+          'SELECT count(*)::int AS n, max(created_at) AS newest FROM regulations',
+        )
+      )[0]!,
     recentErasures: (since) =>
       rows(
         `SELECT * FROM regulations WHERE type IN ('DELETE_ONLY', 'SUPPRESS_WITH_DELETE')

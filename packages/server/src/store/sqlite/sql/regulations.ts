@@ -135,6 +135,11 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
         .all(JSON.stringify(ids)) as unknown as NotificationCountRow[],
     suppressions: () =>
       db.sql('SELECT * FROM suppressions ORDER BY user_id, source_id').all() as unknown as SuppressionRow[],
+    version: () =>
+      db.sql('SELECT COUNT(*) AS n, MAX(created_at) AS newest FROM regulations').get() as {
+        n: number
+        newest: number | null
+      },
     recentErasures: (since) =>
       rows(
         `SELECT * FROM regulations WHERE type IN ('DELETE_ONLY', 'SUPPRESS_WITH_DELETE')
