@@ -3,8 +3,9 @@
  * statuses up to date. Its state is the store's (`erasure_pending`), so a restart simply carries on;
  * on PostgreSQL every process may run it, and the store hands each request to one of them at a time.
  *
- * Batches keep a large erasure (100,000 calls of one user) from holding the store: between two
- * batches ingest and delivery commits get their turn.
+ * Batches keep a large erasure (100,000 calls of one user) from holding the store, and a pause after
+ * each batch, in proportion to how long it took, keeps erasure to a small share of the store's time:
+ * ingest and delivery commits go on at nearly their usual rate while a user is erased.
  */
 import type { Logger } from '../lib/logger.ts'
 import type { Store } from '../store/store.ts'
@@ -14,6 +15,11 @@ export interface ErasureRunnerOptions {
   batchSize?: number
   /** How often to look for work and settle statuses when nothing is announced. Default 1 s. */
   intervalMs?: number
+  /**
+   * The most of the store's time erasure may take: after a batch that took t ms the runner waits
+   * t × (1 − share) / share. Default 0.15 (a 60 ms batch, then 340 ms for everyone else).
+   */
+  storeShare?: number
 }
 
 export class ErasureRunner {
@@ -21,6 +27,7 @@ export class ErasureRunner {
   private readonly logger: Logger
   private readonly batchSize: number
   private readonly intervalMs: number
+  private readonly pauseFactor: number
   private running = false
   private working: Promise<void> | null = null
   private again = false
@@ -32,6 +39,8 @@ export class ErasureRunner {
     this.logger = logger
     this.batchSize = options.batchSize ?? 1_000
     this.intervalMs = options.intervalMs ?? 1_000
+    const share = options.storeShare ?? 0.15
+    this.pauseFactor = (1 - share) / share
   }
 
   async start(): Promise<void> {
@@ -74,11 +83,12 @@ export class ErasureRunner {
     try {
       for (;;) {
         if (!this.running) return
+        const started = performance.now()
         const step = await this.store.eraseNext(this.batchSize)
         if (step === null) break
         if (step.done) this.logger.info({ regulationId: step.regulationId }, 'privacy: erasure finished')
-        // Let the event loop (and the store's queue) serve others between batches.
-        await new Promise((resolve) => setImmediate(resolve))
+        const pauseMs = (performance.now() - started) * this.pauseFactor
+        await new Promise((resolve) => setTimeout(resolve, pauseMs))
       }
       await this.store.settleRegulations(Date.now())
     } catch (error) {

@@ -120,10 +120,12 @@ export class PrivacyFilter {
   /** Whether a call of `sourceId` naming these users (userId, and an alias's previousId) is suppressed. */
   isSuppressed(sourceId: string, userId: string | null, previousId: string | null): boolean {
     if (this.everywhere.size === 0 && this.inSource.size === 0) return false
-    for (const id of [userId, previousId]) {
-      if (id !== null && (this.everywhere.has(id) || this.inSource.has(sourceKey(sourceId, id)))) return true
-    }
-    return false
+    return this.suppresses(sourceId, userId) || this.suppresses(sourceId, previousId)
+  }
+
+  private suppresses(sourceId: string, id: string | null): boolean {
+    if (id === null) return false
+    return this.everywhere.has(id) || (this.inSource.size > 0 && this.inSource.has(sourceKey(sourceId, id)))
   }
 
   /** Whether a deletion request erased this delivery's message (it must then never be sent). */

@@ -21,11 +21,15 @@ import type { PostgresDatabase } from '../database.ts'
 /** `source_id` within the regulation's sources: `$2` is their array, or NULL for every source. */
 const IN_SCOPE = '($2::text[] IS NULL OR source_id = ANY ($2::text[]))'
 
-/** Messages of the users (`$1`) in scope (`$2`) received up to `$3`: by userId or alias previousId. */
+/**
+ * Messages of the users (`$1`) in scope (`$2`) received up to `$3`: by userId or alias previousId.
+ * UNION ALL of disjoint halves, not UNION, so a LIMIT stops reading early.
+ */
 const USERS_MESSAGES = `
   SELECT pk FROM messages WHERE user_id = ANY ($1::text[]) AND ${IN_SCOPE} AND received_at <= $3
-  UNION
-  SELECT pk FROM messages WHERE previous_id = ANY ($1::text[]) AND ${IN_SCOPE} AND received_at <= $3`
+  UNION ALL
+  SELECT pk FROM messages WHERE previous_id = ANY ($1::text[]) AND ${IN_SCOPE} AND received_at <= $3
+    AND (user_id IS NULL OR user_id <> ALL ($1::text[]))`
 
 const texts = (ids: string[]): string[] => ids.map((id) => pgText(id))
 

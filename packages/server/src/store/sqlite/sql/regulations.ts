@@ -15,11 +15,16 @@ import { flag, type SqliteDatabase } from '../database.ts'
 /** `source_id` within the regulation's sources: `?` is their JSON array, or NULL for every source. */
 const IN_SCOPE = '(?1 IS NULL OR source_id IN (SELECT value FROM json_each(?1)))'
 
-/** Messages of the users (`?2`, a JSON array) in scope (`?1`) received up to `?3`: by userId or alias previousId. */
+/**
+ * Messages of the users (`?2`, a JSON array) in scope (`?1`) received up to `?3`: by userId or alias
+ * previousId. UNION ALL of disjoint halves, not UNION: a UNION is deduplicated in full before a LIMIT
+ * applies, which made every erasure batch read all of a user's messages.
+ */
 const USERS_MESSAGES = `
   SELECT pk FROM messages WHERE user_id IN (SELECT value FROM json_each(?2)) AND ${IN_SCOPE} AND received_at <= ?3
-  UNION
-  SELECT pk FROM messages WHERE previous_id IN (SELECT value FROM json_each(?2)) AND ${IN_SCOPE} AND received_at <= ?3`
+  UNION ALL
+  SELECT pk FROM messages WHERE previous_id IN (SELECT value FROM json_each(?2)) AND ${IN_SCOPE} AND received_at <= ?3
+    AND (user_id IS NULL OR user_id NOT IN (SELECT value FROM json_each(?2)))`
 
 export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
   const rows = (text: string, ...params: (string | number | null)[]) =>
