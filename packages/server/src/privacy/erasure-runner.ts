@@ -17,7 +17,7 @@ export interface ErasureRunnerOptions {
   intervalMs?: number
   /**
    * The most of the store's time erasure may take: after a batch that took t ms the runner waits
-   * t × (1 − share) / share. Default 0.15 (a 60 ms batch, then 340 ms for everyone else).
+   * t × (1 − share) / share. Default 0.1 (a 10 ms batch of 1,000, then 90 ms for everyone else).
    */
   storeShare?: number
 }
@@ -39,7 +39,7 @@ export class ErasureRunner {
     this.logger = logger
     this.batchSize = options.batchSize ?? 1_000
     this.intervalMs = options.intervalMs ?? 1_000
-    const share = options.storeShare ?? 0.15
+    const share = options.storeShare ?? 0.1
     this.pauseFactor = (1 - share) / share
   }
 

@@ -65,9 +65,10 @@ export function privacyContract(backend: StoreBackend): void {
           call(a, 'a1', 'u1'),
           call(a, 'a2', 'u1'),
           call(b, 'b1', 'new-u1', 'u1'), // an alias from u1: B is affected through previousId
-          call(a, 'a3', 'u2'),
-          call(c, 'c1', 'u2'),
         ])
+        // Later, so that the oldest due delivery claimed below is one of u1's.
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        await store.ingest([call(a, 'a3', 'u2'), call(c, 'c1', 'u2')])
         // One of u1's deliveries is already delivered: it is not cancelled (it went out before).
         const [first] = await store.claimDeliveries(onlyA.id, 1, Date.now(), 60_000)
         assert.ok(first)
@@ -275,6 +276,8 @@ export function privacyContract(backend: StoreBackend): void {
           ['u2', b.id, inA.id],
         ].sort((x, y) => String(x[0]! + x[1]).localeCompare(String(y[0]! + y[1]))),
       )
+      // Lists are newest first: let the millisecond clock move on between requests.
+      await new Promise((resolve) => setTimeout(resolve, 3))
       await store.createRegulation({ type: 'UNSUPPRESS', subjectIds: ['u2'], sourceIds: [a.id] })
       await store.createRegulation({ type: 'UNSUPPRESS', subjectIds: ['u1'], sourceIds: null })
       assert.deepEqual(view(await store.listSuppressions()), [['u2', b.id, inA.id]])

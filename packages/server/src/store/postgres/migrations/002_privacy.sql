@@ -5,8 +5,8 @@
 -- Adding nullable columns without a default rewrites nothing.
 ALTER TABLE messages ADD COLUMN user_id TEXT;
 ALTER TABLE messages ADD COLUMN previous_id TEXT;
-CREATE INDEX messages_by_user ON messages (user_id, source_id) WHERE user_id IS NOT NULL;
-CREATE INDEX messages_by_previous_id ON messages (previous_id, source_id) WHERE previous_id IS NOT NULL;
+CREATE INDEX messages_by_user ON messages (user_id, source_id, received_at) WHERE user_id IS NOT NULL;
+CREATE INDEX messages_by_previous_id ON messages (previous_id, source_id, received_at) WHERE previous_id IS NOT NULL;
 
 ALTER TABLE source_counters ADD COLUMN suppressed BIGINT NOT NULL DEFAULT 0;
 

@@ -167,6 +167,9 @@ export function postgresRegulations(db: PostgresDatabase): RegulationsSql {
       ),
     eraseNext: (limit) =>
       db.transaction(async (client) => {
+        // No wait for the WAL flush: a batch lost to a crash takes its progress (erasure_pending, the
+        // count) with it and is simply erased again.
+        await client.query("SELECT set_config('synchronous_commit', 'off', true)")
         const row = (
           await client.query<RegulationRow>(
             `SELECT * FROM regulations WHERE erasure_pending ORDER BY created_at, id LIMIT 1

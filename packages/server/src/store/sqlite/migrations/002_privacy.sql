@@ -5,9 +5,10 @@
 -- for delete notifications (which must outlive the erasure they announce).
 ALTER TABLE messages ADD COLUMN user_id TEXT;
 ALTER TABLE messages ADD COLUMN previous_id TEXT;
--- With source_id, so "which sources has this user sent to" is answered from the index alone.
-CREATE INDEX messages_by_user ON messages (user_id, source_id) WHERE user_id IS NOT NULL;
-CREATE INDEX messages_by_previous_id ON messages (previous_id, source_id) WHERE previous_id IS NOT NULL;
+-- With source_id and received_at, so "which sources has this user sent to" and "which of its calls came
+-- before the request" are answered from the index alone.
+CREATE INDEX messages_by_user ON messages (user_id, source_id, received_at) WHERE user_id IS NOT NULL;
+CREATE INDEX messages_by_previous_id ON messages (previous_id, source_id, received_at) WHERE previous_id IS NOT NULL;
 
 ALTER TABLE sources ADD COLUMN suppressed_count INTEGER NOT NULL DEFAULT 0;
 
