@@ -1,11 +1,17 @@
 // Closed-loop load generator, run in its own process so it does not share an event loop with the
 // server it measures. Sends `/v1/batch` bodies of N track calls with unique messageIds over C
 // keep-alive connections for D ms, then prints a JSON summary on stdout.
-//   node bench/lib/load-generator.ts <url> <writeKey> <events-per-request> <connections> <durationMs>
+//   node bench/lib/load-generator.ts <url> <writeKey> <events-per-request> <connections> <durationMs> [userId]
 import { Pool } from 'undici'
 
-const [url = '', writeKey = '', perRequestArg = '20', connectionsArg = '32', durationArg = '5000'] =
-  process.argv.slice(2)
+const [
+  url = '',
+  writeKey = '',
+  perRequestArg = '20',
+  connectionsArg = '32',
+  durationArg = '5000',
+  userId = 'bench-user',
+] = process.argv.slice(2)
 const perRequest = Number(perRequestArg)
 const connections = Number(connectionsArg)
 const durationMs = Number(durationArg)
@@ -17,7 +23,8 @@ const authorization = `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`
 // The body is built from fixed pieces around the messageIds, so generating it costs almost nothing.
 const runId = `${process.pid}-${Date.now()}`
 const head =
-  '{"type":"track","userId":"bench-user","event":"Order Completed","properties":{"total":12.5,"currency":"EUR","items":3},"context":{"library":{"name":"bench"}},"messageId":"'
+  `{"type":"track","userId":${JSON.stringify(userId)},"event":"Order Completed",` +
+  '"properties":{"total":12.5,"currency":"EUR","items":3},"context":{"library":{"name":"bench"}},"messageId":"'
 let sequence = 0
 function body(): string {
   const parts: string[] = []

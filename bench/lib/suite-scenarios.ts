@@ -379,4 +379,56 @@ const postgres: Scenario = {
   },
 }
 
-export const SCENARIOS: Scenario[] = [ingest, deliver, isolation, backlog, client, postgres]
+const privacy: Scenario = {
+  id: 'privacy',
+  title: 'Privacy',
+  script: 'privacy.ts',
+  result: 'privacy',
+  timeoutMs: (quick) => (quick ? 120_000 : 300_000),
+  summarize(r) {
+    const s = r.suppression ?? {}
+    const e = r.erasure ?? {}
+    const problems: string[] = []
+    const errors =
+      (s.withSuppressions?.errors ?? 0) +
+      (s.withoutSuppressions?.errors ?? 0) +
+      (e.before?.errors ?? 0) +
+      (e.during?.errors ?? 0)
+    if (errors > 0) problems.push(`${errors} /v1/batch requests were not answered 200`)
+    const suppressionRatio = num(s.ratio)
+    const erasureRatio = num(e.ratio)
+    return {
+      figures: [
+        {
+          figure: `Durable events/s with ${(s.suppressedIds ?? 100_000).toLocaleString('en')} suppressed user ids (every call checked)`,
+          value: num(s.withSuppressions?.eventsPerSecond),
+          unit: 'events/s',
+          baseline: {
+            name: 'no suppressions, same run',
+            value: num(s.withoutSuppressions?.eventsPerSecond),
+            unit: 'events/s',
+          },
+          ratio: suppressionRatio,
+          goal: 'ratio ≥ 0.95',
+          pass: atLeast(suppressionRatio, 0.95),
+        },
+        {
+          figure: `Ingest events/s while ${(e.erasedCalls ?? 0).toLocaleString('en')} stored calls of one user are erased (${e.erasureSeconds ?? '—'} s)`,
+          value: num(e.during?.eventsPerSecond),
+          unit: 'events/s',
+          baseline: {
+            name: 'just before the deletion request',
+            value: num(e.before?.eventsPerSecond),
+            unit: 'events/s',
+          },
+          ratio: erasureRatio,
+          goal: 'ratio ≥ 0.8',
+          pass: atLeast(erasureRatio, 0.8),
+        },
+      ],
+      problems,
+    }
+  },
+}
+
+export const SCENARIOS: Scenario[] = [ingest, deliver, isolation, backlog, client, postgres, privacy]

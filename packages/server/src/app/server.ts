@@ -11,6 +11,8 @@ import { errorBody, HttpError } from '../lib/errors.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
 import { managementApi } from '../manage/management-api.ts'
 import { registerOpenApi } from '../manage/openapi.ts'
+import { ErasureRunner } from '../privacy/erasure-runner.ts'
+import { PrivacyFilter } from '../privacy/privacy-filter.ts'
 import { isStoreUnavailable } from '../store/errors.ts'
 import { openStore } from '../store/open.ts'
 import type { Store } from '../store/store.ts'
@@ -60,10 +62,14 @@ export async function createSluice(
     timeoutMs: config.retry.requestTimeoutMs,
     connectionsPerOrigin: config.deliveryConcurrency,
   })
+  const privacy = new PrivacyFilter(store, logger)
+  await privacy.start()
+  const erasure = new ErasureRunner(store, logger)
   const engine = new DeliveryEngine({
     store,
     logger,
     sender,
+    isWithdrawn: (delivery) => privacy.isErased(delivery),
     retry: config.retry,
     leaseMs: config.deliveryLeaseMs,
     concurrencyPerDestination: config.deliveryConcurrency,
@@ -181,7 +187,7 @@ export async function createSluice(
   })
   if (config.role !== 'worker') {
     await app.register(trackingApi, {
-      pipeline: new IngestPipeline(store, groupCommit),
+      pipeline: new IngestPipeline(store, groupCommit, privacy),
       findSource: (writeKey) => store.getSourceByWriteKey(writeKey),
       publicUrl: config.publicUrl,
     })
@@ -190,6 +196,7 @@ export async function createSluice(
       store,
       adminToken: adminToken.value,
       testSender: engine,
+      afterRegulation: () => privacy.refresh(),
     })
   }
 
@@ -205,16 +212,19 @@ export async function createSluice(
       const address = await app.listen({ port: config.port, host: config.host })
       if (config.role !== 'worker') housekeeper.start()
       if (config.role !== 'api') engine.start()
+      await erasure.start()
       return address
     },
     async close() {
       if (closed) return
       closed = true
       housekeeper.stop()
+      await erasure.stop()
       await app.close() // stops accepting; in-flight requests finish, including their commits
       await groupCommit.drain()
       await engine.stop() // in-flight deliveries finish (bounded by the request timeout) and are recorded
       await sender.close()
+      await privacy.stop()
       await store.close()
     },
   }

@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.
 import { createLogger } from '../lib/logger.ts'
 import { openStore } from '../store/open.ts'
 import { runDemo } from './demo.ts'
+import { PRIVACY_USAGE, runPrivacy } from './privacy.ts'
 import { createSource, listSources } from './sources.ts'
 import { start } from './start.ts'
 
@@ -16,6 +17,7 @@ Commands:
                          APIs), worker (deliveries only); see "Running on PostgreSQL" in the README
   sources create NAME    Create a source and print its write key
   sources list           List sources with their write keys
+${PRIVACY_USAGE}
   demo [--url URL --admin-token T]
                          Send one call of every type to a local receiver through Sluice and show
                          what arrived, signatures verified (in-process Sluice unless --url is given)
@@ -32,6 +34,7 @@ async function main(argv: string[]): Promise<number> {
       url: { type: 'string' },
       role: { type: 'string' },
       'admin-token': { type: 'string' },
+      source: { type: 'string', multiple: true },
     },
   })
   const [command, sub, ...rest] = positionals
@@ -56,6 +59,14 @@ async function main(argv: string[]): Promise<number> {
       return sub === 'create'
         ? await createSource(store, rest.join(' '), values.json)
         : await listSources(store, values.json)
+    } finally {
+      await store.close()
+    }
+  }
+  if (command === 'privacy') {
+    const store = await openStore(config, createLogger('silent'))
+    try {
+      return await runPrivacy(store, sub, rest, { sourceIds: values.source, json: values.json })
     } finally {
       await store.close()
     }

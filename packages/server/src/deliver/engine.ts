@@ -35,6 +35,11 @@ export interface DeliveryEngineOptions {
   concurrencyPerDestination?: number
   /** Fallback poll for config changes and due retries. Default 1 s. */
   pollIntervalMs?: number
+  /**
+   * Asked just before a claimed delivery is sent: true when it was withdrawn meanwhile (its message
+   * erased by a deletion request), and must not go out. Default: never.
+   */
+  isWithdrawn?: (delivery: ClaimedDelivery) => boolean
 }
 
 /** How long the first outcome after a quiet spell waits for others to share its commit. */
@@ -58,6 +63,7 @@ export class DeliveryEngine {
   private readonly leaseMs: number
   private readonly concurrency: number
   private readonly pollIntervalMs: number
+  private readonly isWithdrawn: (delivery: ClaimedDelivery) => boolean
 
   private readonly slots = new Map<string, DestinationSlot>()
   private destinationsLoadedAt = 0
@@ -87,6 +93,7 @@ export class DeliveryEngine {
     this.leaseMs = options.leaseMs ?? 30_000
     this.concurrency = options.concurrencyPerDestination ?? 32
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000
+    this.isWithdrawn = options.isWithdrawn ?? (() => false)
     this.groupSize = Math.max(1, Math.floor(this.concurrency / 2))
     if (this.leaseMs <= this.retry.requestTimeoutMs) {
       throw new Error(`The delivery lease (${this.leaseMs} ms) must be longer than the request timeout.`)
@@ -262,6 +269,8 @@ export class DeliveryEngine {
     this.sending++
     const { destination } = slot
     try {
+      // Its row went with the withdrawal (same transaction): there is nothing to record.
+      if (this.isWithdrawn(delivery)) return
       const request = prepareRequest(delivery.payload, destination.settings)
       const results = await sendToOpenUrls(this.sender, destination.settings, request, delivery.closedUrls)
       const { outcome, deadLetterReason } = decideOutcome(

@@ -9,7 +9,7 @@
  *                        (`deadLettered` = true); can be replayed
  */
 import { ConflictError, NotFoundError } from './errors.ts'
-import type { MessageType } from './messages.ts'
+import type { StoredMessageType } from './messages.ts'
 
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed'] as const
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
@@ -45,7 +45,7 @@ export interface Delivery {
   destinationId: string
   sourceId: string
   messageId: string
-  type: MessageType
+  type: StoredMessageType
   status: DeliveryStatus
   /** True when it failed because the retry window ran out. */
   deadLettered: boolean

@@ -19,6 +19,8 @@ export interface SourceStats {
   duplicates: number
   /** Messages refused by per-message validation. */
   rejected: number
+  /** Messages acknowledged and dropped because their user is suppressed (privacy). */
+  suppressed: number
 }
 
 /** The counters of a source that has received nothing yet. */
@@ -26,6 +28,7 @@ export const NO_TRAFFIC_YET: Readonly<SourceStats> = Object.freeze({
   accepted: 0,
   duplicates: 0,
   rejected: 0,
+  suppressed: 0,
 })
 
 export function sourceNotFound(id: string): NotFoundError {

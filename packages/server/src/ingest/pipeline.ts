@@ -10,6 +10,7 @@
 import { UnauthenticatedError } from '../domain/errors.ts'
 import type { MessageType } from '../domain/messages.ts'
 import type { Source } from '../domain/sources.ts'
+import { type PrivacyFilter, subjectId } from '../privacy/privacy-filter.ts'
 import { routeTo } from '../route/integrations.ts'
 import type { AcceptedMessage, Store } from '../store/store.ts'
 import { enrichMessage, type RequestContext } from './enrich.ts'
@@ -24,7 +25,10 @@ export interface Rejection {
 }
 
 export interface AcceptResult {
-  /** Calls committed (or dropped as duplicates of a recent messageId, which counts as accepted). */
+  /**
+   * Calls committed (or dropped as duplicates of a recent messageId, or as calls of a suppressed user,
+   * which count as accepted).
+   */
   accepted: number
   rejected: Rejection[]
 }
@@ -32,10 +36,13 @@ export interface AcceptResult {
 export class IngestPipeline {
   private readonly store: Store
   private readonly groupCommit: GroupCommit
+  private readonly privacy: PrivacyFilter | undefined
 
-  constructor(store: Store, groupCommit: GroupCommit) {
+  /** `privacy`: drops calls of suppressed users (acknowledged, never stored). Without it none are. */
+  constructor(store: Store, groupCommit: GroupCommit, privacy?: PrivacyFilter) {
     this.store = store
     this.groupCommit = groupCommit
+    this.privacy = privacy
   }
 
   /**
@@ -77,6 +84,7 @@ export class IngestPipeline {
   ): Promise<AcceptResult> {
     const accepted: AcceptedMessage[] = []
     const rejected: Rejection[] = []
+    let suppressed = 0
     for (let index = 0; index < items.length; index++) {
       const item = items[index]
       const candidate =
@@ -90,6 +98,13 @@ export class IngestPipeline {
       }
       const message = candidate as Record<string, unknown>
       const type = message.type as MessageType
+      const userId = subjectId(message.userId)
+      const previousId = type === 'alias' ? subjectId(message.previousId) : null
+      // Before anything is stored or routed: a suppressed user's call is acknowledged and dropped.
+      if (this.privacy?.isSuppressed(source.id, userId, previousId)) {
+        suppressed++
+        continue
+      }
       const payload = enrichMessage(message, type, request)
       const payloadJson = JSON.stringify(payload)
       // Serialize once. The enriched message is never more than ~64 bytes smaller than the one sent
@@ -109,11 +124,14 @@ export class IngestPipeline {
         receivedAt: request.receivedAt,
         routeTo: routeTo(payload.integrations),
         payloadJson,
+        userId,
+        previousId,
       })
     }
     // We MUST await the commit: a 200 promises the messages are durable.
     if (accepted.length > 0) await this.groupCommit.submit(accepted)
     if (rejected.length > 0) await this.store.countRejected(source.id, rejected.length)
-    return { accepted: accepted.length, rejected }
+    if (suppressed > 0) await this.store.countSuppressed(source.id, suppressed)
+    return { accepted: accepted.length + suppressed, rejected }
   }
 }

@@ -11,7 +11,7 @@ import {
   LATENCY_SAMPLE,
   REPLAYABLE_STATUSES,
 } from '../domain/deliveries.ts'
-import { MESSAGE_TYPES } from '../domain/messages.ts'
+import { STORED_MESSAGE_TYPES } from '../domain/messages.ts'
 import { TEST_EVENT } from '../domain/test-event.ts'
 import {
   ADMIN_SECURITY,
@@ -136,7 +136,7 @@ const delivery = {
     destinationId: { type: 'string' },
     sourceId: { type: 'string' },
     messageId: { type: 'string', description: "The message's `messageId`, as the receiver gets it." },
-    type: { type: 'string', enum: MESSAGE_TYPES },
+    type: { type: 'string', enum: STORED_MESSAGE_TYPES },
     status: deliveryStatus,
     deadLettered: {
       type: 'boolean',

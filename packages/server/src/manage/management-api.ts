@@ -6,12 +6,14 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { DeliveryService } from '../domain/delivery-service.ts'
 import { DestinationService } from '../domain/destination-service.ts'
+import { RegulationService } from '../domain/regulation-service.ts'
 import { SourceService } from '../domain/source-service.ts'
 import { TestEventService, type TestSender } from '../domain/test-event.ts'
 import type { Store } from '../store/store.ts'
 import { requireAdminToken } from './auth.ts'
 import { deliveryEndpoints } from './delivery-endpoints.ts'
 import { destinationEndpoints } from './destination-endpoints.ts'
+import { regulationEndpoints } from './regulation-endpoints.ts'
 import { rephraseRequestError } from './request-errors.ts'
 import { checkBodyStrictly, checkQueryStrictly, formatSchemaError } from './request-validation.ts'
 import { sourceEndpoints } from './source-endpoints.ts'
@@ -21,11 +23,13 @@ export interface ManagementApiOptions {
   adminToken: string
   /** Sends test events (`POST /destinations/:id/test`) like real deliveries: the delivery engine. */
   testSender: TestSender
+  /** Awaited after a regulation is recorded, before the `201`: this process's filter reloads. */
+  afterRegulation?: () => Promise<void>
 }
 
 export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
   app,
-  { store, adminToken, testSender },
+  { store, adminToken, testSender, afterRegulation },
 ) => {
   // Hooks and the formatter apply to this plugin only (Fastify encapsulation), not to the Tracking API.
   app.addHook('onRequest', requireAdminToken(adminToken))
@@ -42,5 +46,8 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
   await app.register(deliveryEndpoints, {
     deliveries: new DeliveryService(store),
     testEvents: new TestEventService({ store, sender: testSender }),
+  })
+  await app.register(regulationEndpoints, {
+    regulations: new RegulationService(store, afterRegulation ? { afterCreate: afterRegulation } : {}),
   })
 }

@@ -28,6 +28,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           description:
             'What happened to each message at each destination: attempts, replays, test sends and counters.',
         },
+        {
+          name: 'Privacy',
+          description:
+            'Deletion and suppression requests ("regulations"): erase users’ data, notify destinations, drop later calls.',
+        },
       ],
       components: {
         securitySchemes: {

@@ -28,11 +28,15 @@ const source = {
     createdAt: timestamp,
     stats: {
       type: 'object',
-      required: ['accepted', 'duplicates', 'rejected'],
+      required: ['accepted', 'duplicates', 'rejected', 'suppressed'],
       properties: {
         accepted: { type: 'integer', description: 'Messages stored and routed.' },
         duplicates: { type: 'integer', description: 'Messages dropped as repeats of a recent messageId.' },
         rejected: { type: 'integer', description: 'Messages refused by per-message validation.' },
+        suppressed: {
+          type: 'integer',
+          description: 'Messages acknowledged and dropped because their user is suppressed.',
+        },
       },
     },
   },

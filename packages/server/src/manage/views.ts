@@ -6,9 +6,11 @@ import { toAttemptRecord } from '../deliver/delivery-outcome.ts'
 import type { AttemptResult } from '../deliver/http-sender.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
+import type { Regulation, Suppression } from '../domain/regulations.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
 import type { AttemptResultView, AttemptView, DeliveryStatsView, DeliveryView } from './delivery-schemas.ts'
 import type { DestinationView } from './destination-schemas.ts'
+import type { RegulationView, SuppressionView } from './regulation-schemas.ts'
 import type { SourceView } from './source-schemas.ts'
 
 export function sourceView({ source, stats }: SourceWithStats): SourceView {
@@ -18,7 +20,12 @@ export function sourceView({ source, stats }: SourceWithStats): SourceView {
     writeKey: source.writeKey,
     enabled: source.enabled,
     createdAt: iso(source.createdAt),
-    stats: { accepted: stats.accepted, duplicates: stats.duplicates, rejected: stats.rejected },
+    stats: {
+      accepted: stats.accepted,
+      duplicates: stats.duplicates,
+      rejected: stats.rejected,
+      suppressed: stats.suppressed,
+    },
   }
 }
 
@@ -85,6 +92,22 @@ function attemptView(attempt: DeliveryAttempt): AttemptView {
 export function attemptResultView(result: AttemptResult): AttemptResultView {
   const { attemptedAt: _attemptedAt, ...view } = toAttemptRecord(result)
   return view
+}
+
+export function regulationView(regulation: Regulation): RegulationView {
+  return {
+    ...regulation,
+    subjectIds: [...regulation.subjectIds],
+    sourceIds: regulation.sourceIds && [...regulation.sourceIds],
+    createdAt: iso(regulation.createdAt),
+    finishedAt: isoOrNull(regulation.finishedAt),
+    destinations: regulation.destinations.map((each) => ({ ...each })),
+    erased: { ...regulation.erased },
+  }
+}
+
+export function suppressionView(suppression: Suppression): SuppressionView {
+  return { ...suppression, createdAt: iso(suppression.createdAt) }
 }
 
 function iso(epochMs: number): string {

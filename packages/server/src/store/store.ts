@@ -17,7 +17,8 @@ import type {
   ReplayableStatus,
 } from '../domain/deliveries.ts'
 import type { Destination, DestinationType, WebhooksSettings } from '../domain/destinations.ts'
-import type { MessageType } from '../domain/messages.ts'
+import type { MessageType, StoredMessageType } from '../domain/messages.ts'
+import type { Regulation, RegulationStatus, RegulationType, Suppression } from '../domain/regulations.ts'
 import type { Source, SourceStats } from '../domain/sources.ts'
 
 export interface NewSource {
@@ -57,6 +58,10 @@ export interface AcceptedMessage {
   routeTo: readonly DestinationType[]
   /** The full enriched message as JSON text (serialized once by the Tracking API, stored as is). */
   payloadJson: string
+  /** Who the message is about (its `userId`), so a deletion request finds it; absent when anonymous. */
+  userId?: string | null
+  /** An alias's `previousId`: the user it was known as before, also found by a deletion request. */
+  previousId?: string | null
 }
 
 export interface IngestOutcome {
@@ -70,7 +75,7 @@ export interface StoredMessage {
   pk: number
   sourceId: string
   messageId: string
-  type: MessageType
+  type: StoredMessageType
   receivedAt: number
   payload: Record<string, unknown>
 }
@@ -79,6 +84,9 @@ export interface StoredMessage {
 export interface ClaimedDelivery {
   id: number
   destinationId: string
+  /** The source and receive time of its message: what a deletion request's erasure is judged by. */
+  sourceId: string
+  receivedAt: number
   attemptCount: number
   firstAttemptAt: number | null
   closedUrls: string[]
@@ -98,8 +106,39 @@ export interface DeliveryOutcome {
   closedUrls: string[]
 }
 
-/** What `Store.watch` announces. */
-export type StoreEvent = 'deliveries' | 'config'
+/** What `Store.watch` announces. `privacy`: a regulation changed the suppressions or erasures in force. */
+export type StoreEvent = 'deliveries' | 'config' | 'privacy'
+
+export interface NewRegulation {
+  type: RegulationType
+  /** 1 to 5,000 distinct user ids (the service checks). */
+  subjectIds: string[]
+  /** Existing source ids, or null for every source. */
+  sourceIds: string[] | null
+}
+
+/** Newest first. */
+export interface RegulationListFilter {
+  status?: RegulationStatus
+  limit: number
+}
+
+/** The calls a deletion request erases: its users' messages in its sources, received up to its creation. */
+export interface ErasureScope {
+  regulationId: string
+  userIds: string[]
+  sourceIds: string[] | null
+  createdAt: number
+}
+
+/** One batch of erasure, committed. */
+export interface ErasureStep {
+  regulationId: string
+  /** Messages erased by this batch (with their deliveries and attempts). */
+  erased: number
+  /** True when nothing of the request is left to erase. */
+  done: boolean
+}
 
 /** Which deliveries a count covers; every one when empty. */
 export interface DeliveryCountFilter {
@@ -196,6 +235,35 @@ export interface Store {
    * arrive. Resolves, once listening, with a function that stops listening.
    */
   watch(listener: (event: StoreEvent) => void): Promise<() => Promise<void>>
+
+  // --- privacy ---
+  /**
+   * Records a regulation and does, in the same transaction, everything that must hold once it is
+   * acknowledged: suppressions added or lifted; for a deletion, the unsent deliveries of the users'
+   * messages cancelled, and one `delete` notification per user queued for every enabled Webhooks
+   * destination connected to a source the user sent calls to; the erasure itself left to `eraseNext`.
+   */
+  createRegulation(input: NewRegulation): Promise<Regulation>
+  getRegulation(id: string): Promise<Regulation | null>
+  listRegulations(filter: RegulationListFilter): Promise<Regulation[]>
+  /** The suppressions in force, by user id. */
+  listSuppressions(): Promise<Suppression[]>
+  /**
+   * Changes whenever a regulation is created (cheap to ask): a process that holds the suppressions in
+   * memory polls it and reloads them only when it changed.
+   */
+  privacyVersion(): Promise<string>
+  /** Deletion requests created since `since` or still erasing: what claimed deliveries are checked against. */
+  recentErasures(since: number): Promise<ErasureScope[]>
+  /**
+   * Erases up to `limit` messages of the oldest deletion request with erasure left (one transaction;
+   * on PostgreSQL a request another process is erasing right now is passed over). Null when none is left.
+   */
+  eraseNext(limit: number): Promise<ErasureStep | null>
+  /** Brings unfinished regulations' statuses up to date; returns how many finished now. */
+  settleRegulations(now: number): Promise<number>
+  /** Adds to the persistent suppressed-message counter of a source. */
+  countSuppressed(sourceId: string, count: number): Promise<void>
 
   // --- housekeeping ---
   /**

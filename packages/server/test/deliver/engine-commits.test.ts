@@ -56,6 +56,8 @@ function harness(
         batch.push({
           id: claimed,
           destinationId: destination.id,
+          sourceId: 'src_1',
+          receivedAt: 0,
           attemptCount: 0,
           firstAttemptAt: null,
           closedUrls: [],

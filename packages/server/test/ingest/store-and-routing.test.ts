@@ -54,6 +54,7 @@ describe('dedupe', () => {
       accepted: 2,
       duplicates: 3,
       rejected: 0,
+      suppressed: 0,
     })
   })
 

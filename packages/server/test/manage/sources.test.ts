@@ -22,7 +22,7 @@ describe('sources', () => {
     assert.equal(source.enabled, true)
     assert.ok(source.writeKey.length >= 32, 'write keys are long enough to be unguessable')
     assert.match(source.createdAt, ISO_8601)
-    assert.deepEqual(source.stats, { accepted: 0, duplicates: 0, rejected: 0 })
+    assert.deepEqual(source.stats, { accepted: 0, duplicates: 0, rejected: 0, suppressed: 0 })
     assert.equal(created.headers.get('location'), `/api/v1/sources/${source.id}`)
 
     const fetched = await sluice.api('GET', `/api/v1/sources/${source.id}`)
@@ -134,7 +134,7 @@ describe('sources', () => {
     })
     assert.equal(response.status, 200)
     const fetched = await sluice.api('GET', `/api/v1/sources/${source.id}`)
-    assert.deepEqual(fetched.body.stats, { accepted: 1, duplicates: 1, rejected: 1 })
+    assert.deepEqual(fetched.body.stats, { accepted: 1, duplicates: 1, rejected: 1, suppressed: 0 })
   })
 
   describe('validation', () => {

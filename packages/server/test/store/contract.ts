@@ -172,7 +172,12 @@ export function storeContract(backend: StoreBackend): void {
     withStore('source stats count accepted, duplicates and rejected', async ({ store }) => {
       const source = await store.createSource({ name: 'S', enabled: true })
       const other = await store.createSource({ name: 'O', enabled: true })
-      assert.deepEqual(await store.getSourceStats(source.id), { accepted: 0, duplicates: 0, rejected: 0 })
+      assert.deepEqual(await store.getSourceStats(source.id), {
+        accepted: 0,
+        duplicates: 0,
+        rejected: 0,
+        suppressed: 0,
+      })
       await store.ingest([
         message(source, 'a'),
         message(source, 'b'),
@@ -182,9 +187,25 @@ export function storeContract(backend: StoreBackend): void {
       await store.ingest([message(source, 'b'), message(source, 'c')])
       await store.countRejected(source.id, 3)
       await store.countRejected(source.id, 2)
-      assert.deepEqual(await store.getSourceStats(source.id), { accepted: 3, duplicates: 2, rejected: 5 })
-      assert.deepEqual(await store.getSourceStats(other.id), { accepted: 1, duplicates: 0, rejected: 0 })
-      assert.deepEqual(await store.getSourceStats('src_missing'), { accepted: 0, duplicates: 0, rejected: 0 })
+      await store.countSuppressed(source.id, 4)
+      assert.deepEqual(await store.getSourceStats(source.id), {
+        accepted: 3,
+        duplicates: 2,
+        rejected: 5,
+        suppressed: 4,
+      })
+      assert.deepEqual(await store.getSourceStats(other.id), {
+        accepted: 1,
+        duplicates: 0,
+        rejected: 0,
+        suppressed: 0,
+      })
+      assert.deepEqual(await store.getSourceStats('src_missing'), {
+        accepted: 0,
+        duplicates: 0,
+        rejected: 0,
+        suppressed: 0,
+      })
     })
 
     withStore('destinations: create with connections, list, get, update, delete', async ({ store }) => {
@@ -322,7 +343,12 @@ export function storeContract(backend: StoreBackend): void {
         assert.deepEqual((await hourly.ingest([message(source, 'old')])).stored, [false])
         assert.equal(await store.countMessages(source.id), 2)
         assert.equal((await store.getMessage(source.id, 'old'))?.type, 'page', 'the newest copy is returned')
-        assert.deepEqual(await store.getSourceStats(source.id), { accepted: 2, duplicates: 2, rejected: 0 })
+        assert.deepEqual(await store.getSourceStats(source.id), {
+          accepted: 2,
+          duplicates: 2,
+          rejected: 0,
+          suppressed: 0,
+        })
       },
     )
 

@@ -101,6 +101,7 @@ describe('postgres store across processes', () => {
       accepted: 15 * 63,
       duplicates: sent - 15 * 63,
       rejected: 0,
+      suppressed: 0,
     })
   })
 

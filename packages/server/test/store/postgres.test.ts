@@ -1,10 +1,11 @@
 // The store contract against the PostgreSQL store, on a fresh schema per test in the real PostgreSQL
 // (see pg.ts). PostgreSQL-only behaviour is tested in postgres-only.test.ts.
 import type { PostgresStore } from '../../src/store/postgres/postgres-store.ts'
-import { storeContract, type TestStoreOptions } from './contract.ts'
+import { type StoreBackend, storeContract, type TestStoreOptions } from './contract.ts'
 import { freshSchema, openPgStore } from './pg.ts'
+import { privacyContract } from './privacy-contract.ts'
 
-storeContract({
+const backend: StoreBackend = {
   name: 'postgres',
   async open() {
     const { schema, drop } = await freshSchema()
@@ -23,4 +24,7 @@ storeContract({
       },
     }
   },
-})
+}
+
+storeContract(backend)
+privacyContract(backend)

@@ -7,7 +7,8 @@ import { join } from 'node:path'
 import { SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.ts'
 import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
 import type { Store } from '../../src/store/store.ts'
-import { storeContract, type TestStoreOptions } from './contract.ts'
+import { type StoreBackend, storeContract, type TestStoreOptions } from './contract.ts'
+import { privacyContract } from './privacy-contract.ts'
 
 const variants: { name: string; create(options: SqliteStoreOptions): Store }[] = [
   { name: 'sqlite', create: (options) => new SqliteStore(options) },
@@ -15,7 +16,7 @@ const variants: { name: string; create(options: SqliteStoreOptions): Store }[] =
 ]
 
 for (const variant of variants) {
-  storeContract({
+  const backend: StoreBackend = {
     name: variant.name,
     async open() {
       const dataDir = await mkdtemp(join(tmpdir(), 'sluice-contract-'))
@@ -35,5 +36,7 @@ for (const variant of variants) {
         },
       }
     },
-  })
+  }
+  storeContract(backend)
+  privacyContract(backend)
 }

@@ -8,7 +8,7 @@ import type { StoreEvent } from '../store.ts'
 
 /** Every announced change: the contract's events, plus `sources` (a source was changed or deleted). */
 export type ChangeEvent = StoreEvent | 'sources'
-export const CHANGE_EVENTS: readonly ChangeEvent[] = ['deliveries', 'config', 'sources']
+export const CHANGE_EVENTS: readonly ChangeEvent[] = ['deliveries', 'config', 'privacy', 'sources']
 
 export type ChangeListener = (event: ChangeEvent) => void
 

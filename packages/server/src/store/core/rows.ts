@@ -5,7 +5,7 @@
  */
 import { type Delivery, type DeliveryAttempt, type DeliveryStatus, isFinal } from '../../domain/deliveries.ts'
 import type { Destination, DestinationType, WebhooksSettings } from '../../domain/destinations.ts'
-import type { MessageType } from '../../domain/messages.ts'
+import type { StoredMessageType } from '../../domain/messages.ts'
 import type { Source } from '../../domain/sources.ts'
 import type { ClaimedDelivery, DeliveryOutcome, StoredMessage } from '../store.ts'
 
@@ -72,9 +72,11 @@ export interface AttemptRow {
   response_excerpt: string | null
 }
 
-/** A delivery just leased, with its message's payload. */
+/** A delivery just leased, with its message's payload, source and receive time. */
 export interface ClaimRow {
   id: number
+  source_id: string
+  received_at: number
   attempt_count: number
   first_attempt_at: number | null
   closed_urls: string | null
@@ -145,7 +147,7 @@ export function toStoredMessage(row: MessageRow): StoredMessage {
     pk: row.pk,
     sourceId: row.source_id,
     messageId: row.message_id,
-    type: row.type as MessageType,
+    type: row.type as StoredMessageType,
     receivedAt: row.received_at,
     payload: JSON.parse(row.payload) as Record<string, unknown>,
   }
@@ -160,6 +162,8 @@ export function toClaimedDeliveries(destinationId: string, rows: ClaimRow[]): Cl
     .map((row) => ({
       id: row.id,
       destinationId,
+      sourceId: row.source_id,
+      receivedAt: Number(row.received_at),
       attemptCount: row.attempt_count,
       firstAttemptAt: row.first_attempt_at,
       closedUrls: parseUrls(row.closed_urls),
@@ -208,7 +212,7 @@ export function toDeliveries(rows: DeliveryRow[], attemptRows: AttemptRow[]): De
       destinationId: row.destination_id,
       sourceId: row.source_id,
       messageId: row.message_id,
-      type: row.type as MessageType,
+      type: row.type as StoredMessageType,
       status: row.status as DeliveryStatus,
       deadLettered: Boolean(row.dead_lettered),
       attemptCount: row.attempt_count,

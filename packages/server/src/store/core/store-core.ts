@@ -7,6 +7,7 @@
 import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
 import type { Destination } from '../../domain/destinations.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
+import { deletesData, type Regulation, type Suppression, suppressesCalls } from '../../domain/regulations.ts'
 import { NO_TRAFFIC_YET, type Source, type SourceStats } from '../../domain/sources.ts'
 import { newId, newSecretToken } from '../../lib/ids.ts'
 import type {
@@ -16,9 +17,13 @@ import type {
   DeliveryListFilter,
   DeliveryOutcome,
   DestinationPatch,
+  ErasureScope,
+  ErasureStep,
   IngestOutcome,
   NewDestination,
+  NewRegulation,
   NewSource,
+  RegulationListFilter,
   ReplayFilter,
   SourcePatch,
   Store,
@@ -29,6 +34,13 @@ import { type ChangeListener, Changes } from './changes.ts'
 import { summarizeDeliveries } from './delivery-stats.ts'
 import { planIngest } from './ingest-plan.ts'
 import { applyMigrations } from './migrations.ts'
+import {
+  type RegulationRow,
+  regulationProgress,
+  toErasureScope,
+  toRegulation,
+  toSuppression,
+} from './regulation-rows.ts'
 import {
   type DeliveryRow,
   settingsText,
@@ -283,6 +295,103 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       await this.sql.deliveries.countByState(destinationId),
       await this.sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
     )
+  }
+
+  // --- privacy ---
+
+  async createRegulation(input: NewRegulation): Promise<Regulation> {
+    const now = Date.now()
+    const deletes = deletesData(input.type)
+    const row: RegulationRow = {
+      id: newId('reg'),
+      type: input.type,
+      subject_ids: JSON.stringify(input.subjectIds),
+      source_ids: input.sourceIds === null ? null : JSON.stringify(input.sourceIds),
+      // Suppressing and lifting are done by the time the transaction commits.
+      status: deletes ? 'INITIALIZED' : 'FINISHED',
+      created_at: now,
+      finished_at: deletes ? null : now,
+      erasure_pending: deletes,
+      erased_messages: 0,
+      outcome: deletes ? null : '[]',
+    }
+    const queued = await this.sql.regulations.create(row, {
+      userIds: input.subjectIds,
+      sourceIds: input.sourceIds,
+      suppress: suppressesCalls(input.type),
+      unsuppress: input.type === 'UNSUPPRESS',
+      notify: deletes,
+    })
+    // Before the caller answers: every filter in this process knows of it, the engine has the deletes.
+    this.changes.committed('privacy')
+    if (queued > 0) this.changes.committed('deliveries')
+    return (await this.getRegulation(row.id))!
+  }
+
+  async getRegulation(id: string): Promise<Regulation | null> {
+    const row = await this.sql.regulations.get(id)
+    return row ? (await this.withProgress([row]))[0]! : null
+  }
+
+  async listRegulations(filter: RegulationListFilter): Promise<Regulation[]> {
+    return this.withProgress(await this.sql.regulations.list(filter.status, filter.limit))
+  }
+
+  private async withProgress(rows: RegulationRow[]): Promise<Regulation[]> {
+    const open = rows.filter((row) => row.outcome === null).map((row) => row.id)
+    const counts = open.length > 0 ? await this.sql.regulations.notificationCounts(open) : []
+    return rows.map((row) =>
+      toRegulation(
+        row,
+        counts.filter((count) => count.regulation_id === row.id),
+      ),
+    )
+  }
+
+  async listSuppressions(): Promise<Suppression[]> {
+    return (await this.sql.regulations.suppressions()).map(toSuppression)
+  }
+
+  async privacyVersion(): Promise<string> {
+    const { n, newest } = await this.sql.regulations.version()
+    return `${n}:${newest ?? 0}`
+  }
+
+  async recentErasures(since: number): Promise<ErasureScope[]> {
+    return (await this.sql.regulations.recentErasures(since)).map(toErasureScope)
+  }
+
+  async eraseNext(limit: number): Promise<ErasureStep | null> {
+    const step = await this.sql.regulations.eraseNext(limit)
+    return step && { regulationId: step.id, erased: step.erased, done: step.done }
+  }
+
+  async settleRegulations(now: number): Promise<number> {
+    const rows = await this.sql.regulations.unfinished()
+    if (rows.length === 0) return 0
+    const counts = await this.sql.regulations.notificationCounts(rows.map((row) => row.id))
+    let finished = 0
+    for (const row of rows) {
+      const { status, destinations } = regulationProgress(
+        row,
+        counts.filter((count) => count.regulation_id === row.id),
+      )
+      if (status === row.status) continue
+      const final = status !== 'RUNNING'
+      // Frozen when final: retention may later remove the notifications the counts come from.
+      await this.sql.regulations.setStatus(
+        row.id,
+        status,
+        final ? now : null,
+        final ? JSON.stringify(destinations) : null,
+      )
+      if (final) finished++
+    }
+    return finished
+  }
+
+  async countSuppressed(sourceId: string, count: number): Promise<void> {
+    await this.sql.sources.countSuppressed(sourceId, count)
   }
 
   // --- housekeeping ---

@@ -18,6 +18,7 @@ import type {
   Store,
 } from '../store.ts'
 import type { SourceBatch } from './ingest-plan.ts'
+import type { NotificationCountRow, RegulationRow, SuppressionRow } from './regulation-rows.ts'
 import type {
   AttemptRow,
   ClaimRow,
@@ -44,6 +45,7 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   deliveries: DeliveriesSql
   attempts: AttemptsSql
   sweep: SweepSql
+  regulations: RegulationsSql
 
   // The hot statements, one module each.
   /**
@@ -115,6 +117,7 @@ export interface SourcesSql {
   /** Undefined when the source has no counters (yet, or no longer). */
   stats(id: string): Awaitable<SourceStats | undefined>
   countRejected(id: string, count: number): Awaitable<void>
+  countSuppressed(id: string, count: number): Awaitable<void>
 }
 
 /** Fields left null are kept as they are. */
@@ -186,4 +189,46 @@ export interface SweepStatements {
    * keeps keys apart from messages (its `dedupe_keys`); SQLite dedupes against messages and has none.
    */
   expireDedupeKeys(before: number, limit: number): Awaitable<number>
+}
+
+/** What creating a regulation does besides storing its row (the core decides it from the type). */
+export interface RegulationWork {
+  userIds: string[]
+  /** Null for every source. */
+  sourceIds: string[] | null
+  /** Suppress the users (in each of `sourceIds`, or everywhere). */
+  suppress: boolean
+  /** Lift the users' suppressions (in each of `sourceIds`, or all of them). */
+  unsuppress: boolean
+  /** Cancel the unsent deliveries of the users' messages and queue their `delete` notifications. */
+  notify: boolean
+}
+
+export interface RegulationsSql {
+  /**
+   * The row and its `work`, in one transaction: a crash after it returns loses nothing. Notifications
+   * are planned with `planNotifications` (regulation-rows.ts). Returns how many deliveries it queued.
+   */
+  create(row: RegulationRow, work: RegulationWork): Awaitable<number>
+  get(id: string): Awaitable<RegulationRow | undefined>
+  /** Newest first. */
+  list(status: string | undefined, limit: number): Awaitable<RegulationRow[]>
+  /** Delivery-status counts of these regulations' notifications (at least one id), by destination. */
+  notificationCounts(regulationIds: string[]): Awaitable<NotificationCountRow[]>
+  suppressions(): Awaitable<SuppressionRow[]>
+  /** How many regulations there are and the newest one's creation time (regulations are never deleted). */
+  version(): Awaitable<{ n: number; newest: number | null }>
+  /** Deleting regulations created after `since`, or with erasure pending. */
+  recentErasures(since: number): Awaitable<RegulationRow[]>
+  /**
+   * One transaction: takes the oldest regulation with erasure pending (PostgreSQL: SKIP LOCKED), deletes
+   * up to `limit` of its users' messages received up to its creation in its sources, with their
+   * deliveries and attempts, adds them to its count, and clears `erasure_pending` when fewer than
+   * `limit` were left. Null when no regulation has erasure pending (or all are being erased elsewhere).
+   */
+  eraseNext(limit: number): Awaitable<{ id: string; erased: number; done: boolean } | null>
+  /** Regulations not finished, oldest first. */
+  unfinished(): Awaitable<RegulationRow[]>
+  /** A new status; `outcome` and `finishedAt` only when it is final. */
+  setStatus(id: string, status: string, finishedAt: number | null, outcome: string | null): Awaitable<void>
 }

@@ -35,6 +35,7 @@ import { postgresIngest } from './sql/ingest.ts'
 import { postgresMessages } from './sql/messages.ts'
 import { postgresMigrations } from './sql/migrations.ts'
 import { postgresRecordOutcomes } from './sql/record-outcomes.ts'
+import { postgresRegulations } from './sql/regulations.ts'
 import { postgresSources } from './sql/sources.ts'
 import { postgresSweep } from './sql/sweep.ts'
 
@@ -58,6 +59,7 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     deliveries: postgresDeliveries(db),
     attempts: postgresAttempts(db),
     sweep: postgresSweep(db),
+    regulations: postgresRegulations(db),
     ingest: postgresIngest(db),
     claimDeliveries: postgresClaimDeliveries(db),
     recordOutcomes: postgresRecordOutcomes(db),
@@ -124,6 +126,7 @@ export class PostgresStore extends StoreCore<'postgres'> {
         if (!connected) return
         this.changes.heard('config')
         this.changes.heard('deliveries')
+        this.changes.heard('privacy')
       },
     })
   }

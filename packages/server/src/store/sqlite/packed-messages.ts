@@ -9,13 +9,16 @@ import type { MessageType } from '../../domain/messages.ts'
 import type { AcceptedMessage } from '../store.ts'
 
 export interface PackedMessages {
-  /** Per message: sourceId, messageId, type, routeTo (comma-joined) and payloadJson, back to back. */
+  /**
+   * Per message: sourceId, messageId, type, routeTo (comma-joined), payloadJson, userId and previousId
+   * (empty when absent), back to back.
+   */
   text: string
-  /** Per message: the lengths of those five strings, then receivedAt (epoch ms is exact in a float64). */
+  /** Per message: the lengths of those seven strings, then receivedAt (epoch ms is exact in a float64). */
   numbers: Float64Array
 }
 
-const FIELDS = 5
+const FIELDS = 7
 const STRIDE = FIELDS + 1
 
 export function packMessages(messages: AcceptedMessage[]): PackedMessages {
@@ -31,12 +34,16 @@ export function packMessages(messages: AcceptedMessage[]): PackedMessages {
     parts[p + 2] = message.type
     parts[p + 3] = routeTo
     parts[p + 4] = message.payloadJson
+    parts[p + 5] = message.userId ?? ''
+    parts[p + 6] = message.previousId ?? ''
     numbers[at] = message.sourceId.length
     numbers[at + 1] = message.messageId.length
     numbers[at + 2] = message.type.length
     numbers[at + 3] = routeTo.length
     numbers[at + 4] = message.payloadJson.length
-    numbers[at + 5] = message.receivedAt
+    numbers[at + 5] = parts[p + 5]!.length
+    numbers[at + 6] = parts[p + 6]!.length
+    numbers[at + 7] = message.receivedAt
   }
   return { text: parts.join(''), numbers }
 }
@@ -56,13 +63,18 @@ export function unpackMessages({ text, numbers }: PackedMessages): AcceptedMessa
     const messageId = next(numbers[at + 1]!)
     const type = next(numbers[at + 2]!) as MessageType
     const routeTo = next(numbers[at + 3]!)
+    const payloadJson = next(numbers[at + 4]!)
+    const userId = next(numbers[at + 5]!)
+    const previousId = next(numbers[at + 6]!)
     messages[i] = {
       sourceId,
       messageId,
       type,
       routeTo: routeTo === '' ? [] : (routeTo.split(',') as DestinationType[]),
-      payloadJson: next(numbers[at + 4]!),
-      receivedAt: numbers[at + 5]!,
+      payloadJson,
+      userId: userId === '' ? null : userId,
+      previousId: previousId === '' ? null : previousId,
+      receivedAt: numbers[at + 7]!,
     }
   }
   return messages

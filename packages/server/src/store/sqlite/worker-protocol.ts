@@ -49,6 +49,15 @@ export const FORWARDED_METHODS = {
   replayDeliveries: true,
   deliveryStats: true,
   sweep: true,
+  createRegulation: true,
+  getRegulation: true,
+  listRegulations: true,
+  listSuppressions: true,
+  privacyVersion: true,
+  recentErasures: true,
+  eraseNext: true,
+  settleRegulations: true,
+  countSuppressed: true,
 } as const satisfies Record<ForwardedMethod, true>
 
 /** One call: a discriminated union, so that each method's arguments are typed on both sides. */

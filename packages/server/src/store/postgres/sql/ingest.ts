@@ -55,8 +55,9 @@ function packPayloads(payloads: string[]): string {
 const INGEST_SQL = `
 WITH input AS MATERIALIZED (
   SELECT i.*, nextval('messages_pk_seq') AS pk
-  FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], string_to_array($5::text, chr(1)), $6::text[])
-    WITH ORDINALITY AS i(source_id, message_id, received_at, type, payload, route_to, ord)
+  FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], string_to_array($5::text, chr(1)), $6::text[],
+      $12::text[], $13::text[])
+    WITH ORDINALITY AS i(source_id, message_id, received_at, type, payload, route_to, user_id, previous_id, ord)
 ),
 live_sources AS (
   SELECT id FROM sources WHERE id = ANY ($9::text[]) ORDER BY id FOR KEY SHARE
@@ -81,8 +82,8 @@ accepted AS MATERIALIZED (
   SELECT i.* FROM input i JOIN keys USING (source_id, message_id)
 ),
 stored AS (
-  INSERT INTO messages (pk, source_id, message_id, type, received_at, payload)
-  SELECT pk, source_id, message_id, type, received_at, payload FROM accepted ORDER BY ord
+  INSERT INTO messages (pk, source_id, message_id, type, received_at, payload, user_id, previous_id)
+  SELECT pk, source_id, message_id, type, received_at, payload, user_id, previous_id FROM accepted ORDER BY ord
 ),
 created AS (
   INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
@@ -134,6 +135,8 @@ export function postgresIngest(db: PostgresDatabase): StoreSql['ingest'] {
       sources.map((source) => source.sourceId),
       sources.map((source) => source.total),
       randomInt(COUNTER_SHARDS),
+      unique.map((u) => pgText(u.message.userId ?? null)),
+      unique.map((u) => pgText(u.message.previousId ?? null)),
     ]
     // One statement is one transaction: it commits as a whole or not at all. A rejected promise here —
     // including a connection cut during the commit — makes the Tracking API answer 5xx, never 200.

@@ -3,6 +3,7 @@
  * shard at random, so API processes stay off each other's row locks; readers sum the shards.
  */
 import { randomInt } from 'node:crypto'
+import type { SourceStats } from '../../../domain/sources.ts'
 import type { SourceRow } from '../../core/rows.ts'
 import type { SourcesSql } from '../../core/store-sql.ts'
 import { pgText } from '../connection.ts'
@@ -12,6 +13,15 @@ import type { PostgresDatabase } from '../database.ts'
 export const COUNTER_SHARDS = 16
 
 export function postgresSources(db: PostgresDatabase): SourcesSql {
+  /** INSERT … SELECT FROM sources: a deleted source is silently skipped, as SQLite's UPDATE does. */
+  const addToCounter = async (column: 'rejected' | 'suppressed', id: string, count: number) => {
+    await db.query(
+      `INSERT INTO source_counters AS c (source_id, shard, ${column})
+       SELECT id, $3, $2 FROM sources WHERE id = $1
+       ON CONFLICT (source_id, shard) DO UPDATE SET ${column} = c.${column} + EXCLUDED.${column}`,
+      [pgText(id), count, randomInt(COUNTER_SHARDS)],
+    )
+  }
   const first = async (text: string, values: unknown[]) => (await db.query<SourceRow>(text, values))[0]
   return {
     insert: async (source) =>
@@ -62,21 +72,14 @@ export function postgresSources(db: PostgresDatabase): SourcesSql {
       }),
     stats: async (id) =>
       (
-        await db.query<{ accepted: number; duplicates: number; rejected: number }>(
+        await db.query<SourceStats>(
           `SELECT COALESCE(sum(accepted), 0)::bigint AS accepted, COALESCE(sum(duplicates), 0)::bigint AS duplicates,
-             COALESCE(sum(rejected), 0)::bigint AS rejected
+             COALESCE(sum(rejected), 0)::bigint AS rejected, COALESCE(sum(suppressed), 0)::bigint AS suppressed
            FROM source_counters WHERE source_id = $1`,
           [pgText(id)],
         )
       )[0],
-    async countRejected(id, count) {
-      // INSERT … SELECT FROM sources: a deleted source is silently skipped, as SQLite's UPDATE does.
-      await db.query(
-        `INSERT INTO source_counters AS c (source_id, shard, rejected)
-         SELECT id, $3, $2 FROM sources WHERE id = $1
-         ON CONFLICT (source_id, shard) DO UPDATE SET rejected = c.rejected + EXCLUDED.rejected`,
-        [pgText(id), count, randomInt(COUNTER_SHARDS)],
-      )
-    },
+    countRejected: (id, count) => addToCounter('rejected', id, count),
+    countSuppressed: (id, count) => addToCounter('suppressed', id, count),
   }
 }

@@ -19,26 +19,36 @@ export function sqliteClaimDeliveries(db: SqliteDatabase): StoreSql['claimDelive
       () =>
         claim.all(leaseUntil, now, destinationId, now, now, limit) as unknown as (Omit<
           ClaimRow,
-          'payload'
+          'payload' | 'source_id' | 'received_at'
         > & {
           message_pk: number
         })[],
     )
     if (claimed.length === 0) return []
-    const payloads = new Map(
+    type MessagePart = Pick<ClaimRow, 'payload' | 'source_id' | 'received_at'>
+    const messages = new Map(
       (
         db
-          .sql('SELECT pk, payload FROM messages WHERE pk IN (SELECT value FROM json_each(?))')
-          .all(JSON.stringify(claimed.map((row) => row.message_pk))) as { pk: number; payload: string }[]
-      ).map((row) => [row.pk, row.payload]),
+          .sql(
+            'SELECT pk, payload, source_id, received_at FROM messages WHERE pk IN (SELECT value FROM json_each(?))',
+          )
+          .all(JSON.stringify(claimed.map((row) => row.message_pk))) as unknown as (MessagePart & {
+          pk: number
+        })[]
+      ).map((row) => [row.pk, row]),
     )
-    return claimed.map((row) => ({
-      id: row.id,
-      attempt_count: row.attempt_count,
-      first_attempt_at: row.first_attempt_at,
-      closed_urls: row.closed_urls,
+    return claimed.map((row) => {
       // A claimed delivery's message exists: deleting a message deletes its deliveries (FK cascade).
-      payload: payloads.get(row.message_pk) ?? '{}',
-    }))
+      const message = messages.get(row.message_pk)!
+      return {
+        id: row.id,
+        attempt_count: row.attempt_count,
+        first_attempt_at: row.first_attempt_at,
+        closed_urls: row.closed_urls,
+        payload: message.payload,
+        source_id: message.source_id,
+        received_at: message.received_at,
+      }
+    })
   }
 }

@@ -38,11 +38,19 @@ export function sqliteIngest(db: SqliteDatabase): StoreSql['ingest'] {
   const insertMessages = (chunk: AcceptedMessage[]): number => {
     const values: SQLInputValue[] = []
     for (const message of chunk) {
-      values.push(message.sourceId, message.messageId, message.type, message.receivedAt, message.payloadJson)
+      values.push(
+        message.sourceId,
+        message.messageId,
+        message.type,
+        message.receivedAt,
+        message.payloadJson,
+        message.userId ?? null,
+        message.previousId ?? null,
+      )
     }
     const { lastInsertRowid, changes } = db
       .sql(
-        `INSERT INTO messages (source_id, message_id, type, received_at, payload) VALUES ${placeholders(chunk.length, '(?, ?, ?, ?, ?)')}`,
+        `INSERT INTO messages (source_id, message_id, type, received_at, payload, user_id, previous_id) VALUES ${placeholders(chunk.length, '(?, ?, ?, ?, ?, ?, ?)')}`,
       )
       .run(...values)
     // We MUST know each message's pk to route it; anything but one row per message is a bug.

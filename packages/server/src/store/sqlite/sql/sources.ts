@@ -35,11 +35,15 @@ export function sqliteSources(db: SqliteDatabase): SourcesSql {
     stats: (id) =>
       db
         .sql(
-          'SELECT accepted_count AS accepted, duplicate_count AS duplicates, rejected_count AS rejected FROM sources WHERE id = ?',
+          `SELECT accepted_count AS accepted, duplicate_count AS duplicates, rejected_count AS rejected,
+             suppressed_count AS suppressed FROM sources WHERE id = ?`,
         )
         .get(id) as SourceStats | undefined,
     countRejected(id, count) {
       db.sql('UPDATE sources SET rejected_count = rejected_count + ? WHERE id = ?').run(count, id)
+    },
+    countSuppressed(id, count) {
+      db.sql('UPDATE sources SET suppressed_count = suppressed_count + ? WHERE id = ?').run(count, id)
     },
   }
 }

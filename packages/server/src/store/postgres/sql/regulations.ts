@@ -1,0 +1,217 @@
+/**
+ * regulations, their notifications and suppressions on PostgreSQL; erasure in batches. Several
+ * processes may erase at once: each takes a different regulation (FOR UPDATE SKIP LOCKED), one batch
+ * per transaction.
+ */
+import type { PoolClient } from 'pg'
+import {
+  type AffectedSource,
+  EVERY_SOURCE,
+  type NotificationCountRow,
+  type NotificationTarget,
+  notificationMessageId,
+  planNotifications,
+  type RegulationRow,
+  type SuppressionRow,
+} from '../../core/regulation-rows.ts'
+import type { RegulationsSql, RegulationWork } from '../../core/store-sql.ts'
+import { pgText } from '../connection.ts'
+import type { PostgresDatabase } from '../database.ts'
+
+/** `source_id` within the regulation's sources: `$2` is their array, or NULL for every source. */
+const IN_SCOPE = '($2::text[] IS NULL OR source_id = ANY ($2::text[]))'
+
+/**
+ * Messages of the users (`$1`) in scope (`$2`) received up to `$3`: by userId or alias previousId.
+ * UNION ALL of disjoint halves, not UNION, so a LIMIT stops reading early.
+ */
+const USERS_MESSAGES = `
+  SELECT pk FROM messages WHERE user_id = ANY ($1::text[]) AND ${IN_SCOPE} AND received_at <= $3
+  UNION ALL
+  SELECT pk FROM messages WHERE previous_id = ANY ($1::text[]) AND ${IN_SCOPE} AND received_at <= $3
+    AND (user_id IS NULL OR user_id <> ALL ($1::text[]))`
+
+const texts = (ids: string[]): string[] => ids.map((id) => pgText(id))
+
+/** Cancels unsent deliveries of the users' messages, then queues the `delete` notifications. */
+async function notify(client: PoolClient, row: RegulationRow, work: RegulationWork): Promise<number> {
+  const scope = [texts(work.userIds), work.sourceIds && texts(work.sourceIds), row.created_at]
+  // Deleted, not marked: a cancelled delivery must never be sent, and its message goes with the erasure.
+  await client.query(
+    `WITH cancelled AS (
+       DELETE FROM deliveries WHERE status IN ('pending', 'retrying') AND message_pk IN (${USERS_MESSAGES})
+       RETURNING id)
+     DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM cancelled)`,
+    scope,
+  )
+  const affected = (
+    await client.query<AffectedSource>(
+      `SELECT DISTINCT user_id, source_id FROM messages WHERE user_id = ANY ($1::text[]) AND ${IN_SCOPE}
+       UNION
+       SELECT DISTINCT previous_id, source_id FROM messages WHERE previous_id = ANY ($1::text[]) AND ${IN_SCOPE}`,
+      scope.slice(0, 2),
+    )
+  ).rows
+  if (affected.length === 0) return 0
+  // FOR KEY SHARE: a destination deleted meanwhile waits for this transaction (there is no FK).
+  const targets = (
+    await client.query<NotificationTarget>(
+      `SELECT ds.destination_id, ds.source_id FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+       WHERE d.enabled AND d.type = 'webhooks' FOR KEY SHARE OF d`,
+    )
+  ).rows
+  const planned = planNotifications(affected, targets, row.created_at)
+  if (planned.length === 0) return 0
+  const stored = (
+    await client.query<{ pk: string; message_id: string }>(
+      `INSERT INTO messages (source_id, message_id, type, received_at, payload)
+       SELECT source_id, message_id, 'delete', $4, payload
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS i(source_id, message_id, payload)
+       RETURNING pk, message_id`,
+      [
+        planned.map((each) => each.sourceId),
+        planned.map((_, index) => notificationMessageId(row.id, index)),
+        planned.map((each) => pgText(each.payloadJson)),
+        row.created_at,
+      ],
+    )
+  ).rows
+  const pkOf = new Map(stored.map((each) => [each.message_id, each.pk]))
+  const messagePks: string[] = []
+  const destinationIds: string[] = []
+  planned.forEach((each, index) => {
+    for (const destinationId of each.destinationIds) {
+      messagePks.push(pkOf.get(notificationMessageId(row.id, index))!)
+      destinationIds.push(destinationId)
+    }
+  })
+  const created = await client.query(
+    `WITH created AS (
+       INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
+       SELECT m, d, 'pending', $3, $3, $3 FROM unnest($1::bigint[], $2::text[]) AS t(m, d)
+       RETURNING id, destination_id)
+     INSERT INTO regulation_deliveries (regulation_id, delivery_id, destination_id)
+     SELECT $4, id, destination_id FROM created`,
+    [messagePks, destinationIds, row.created_at, row.id],
+  )
+  return created.rowCount ?? 0
+}
+
+export function postgresRegulations(db: PostgresDatabase): RegulationsSql {
+  const rows = (text: string, values: unknown[] = []) => db.query<RegulationRow>(text, values)
+  return {
+    create: (row, work) =>
+      db.transaction(async (client) => {
+        await client.query(
+          `INSERT INTO regulations (id, type, subject_ids, source_ids, status, created_at, finished_at, erasure_pending, erased_messages, outcome)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+          [
+            row.id,
+            row.type,
+            pgText(row.subject_ids),
+            pgText(row.source_ids),
+            row.status,
+            row.created_at,
+            row.finished_at,
+            Boolean(row.erasure_pending),
+            row.erased_messages,
+            row.outcome,
+          ],
+        )
+        const users = texts(work.userIds)
+        const sources = work.sourceIds && texts(work.sourceIds)
+        if (work.suppress) {
+          await client.query(
+            `INSERT INTO suppressions (user_id, source_id, regulation_id, created_at)
+             SELECT u, s, $3, $4 FROM unnest($1::text[]) AS u CROSS JOIN unnest($2::text[]) AS s
+             ON CONFLICT (user_id, source_id) DO UPDATE
+               SET regulation_id = EXCLUDED.regulation_id, created_at = EXCLUDED.created_at`,
+            [users, sources ?? [EVERY_SOURCE], row.id, row.created_at],
+          )
+        }
+        if (work.unsuppress) {
+          await client.query(`DELETE FROM suppressions WHERE user_id = ANY ($1::text[]) AND ${IN_SCOPE}`, [
+            users,
+            sources,
+          ])
+        }
+        return work.notify ? notify(client, row, work) : 0
+      }),
+    get: async (id) => (await rows('SELECT * FROM regulations WHERE id = $1', [pgText(id)]))[0],
+    list: (status, limit) =>
+      rows(
+        `SELECT * FROM regulations WHERE ($1::text IS NULL OR status = $1)
+         ORDER BY created_at DESC, id DESC LIMIT $2`,
+        [status ?? null, limit],
+      ),
+    notificationCounts: (ids) =>
+      db.query<NotificationCountRow>(
+        `SELECT rd.regulation_id, rd.destination_id, d.status, count(*)::int AS n
+         FROM regulation_deliveries rd JOIN deliveries d ON d.id = rd.delivery_id
+         WHERE rd.regulation_id = ANY ($1::text[])
+         GROUP BY rd.regulation_id, rd.destination_id, d.status`,
+        [ids],
+      ),
+    suppressions: () => db.query<SuppressionRow>('SELECT * FROM suppressions ORDER BY user_id, source_id'),
+    version: async () =>
+      (
+        await db.query<{ n: number; newest: number | null }>(
+          'SELECT count(*)::int AS n, max(created_at) AS newest FROM regulations',
+        )
+      )[0]!,
+    recentErasures: (since) =>
+      rows(
+        `SELECT * FROM regulations WHERE type IN ('DELETE_ONLY', 'SUPPRESS_WITH_DELETE')
+         AND (created_at >= $1 OR erasure_pending) ORDER BY created_at`,
+        [since],
+      ),
+    eraseNext: (limit) =>
+      db.transaction(async (client) => {
+        // No wait for the WAL flush: a batch lost to a crash takes its progress (erasure_pending, the
+        // count) with it and is simply erased again.
+        await client.query("SELECT set_config('synchronous_commit', 'off', true)")
+        const row = (
+          await client.query<RegulationRow>(
+            `SELECT * FROM regulations WHERE erasure_pending ORDER BY created_at, id LIMIT 1
+             FOR UPDATE SKIP LOCKED`,
+          )
+        ).rows[0]
+        if (!row) return null
+        const scope = [
+          JSON.parse(row.subject_ids),
+          row.source_ids && JSON.parse(row.source_ids),
+          row.created_at,
+        ]
+        // Lock the batch's deliveries first: waits for outcomes being recorded right now, so that their
+        // attempt rows are visible to the DELETE (a later statement); later outcomes find the rows gone.
+        const pks = (
+          await client.query<{ pk: string }>(`${USERS_MESSAGES} LIMIT $4`, [...scope, limit])
+        ).rows.map((each) => each.pk)
+        await client.query('SELECT id FROM deliveries WHERE message_pk = ANY ($1::bigint[]) FOR UPDATE', [
+          pks,
+        ])
+        await client.query(
+          `WITH gone AS (DELETE FROM messages WHERE pk = ANY ($1::bigint[]) RETURNING pk),
+             deliveries_gone AS (DELETE FROM deliveries WHERE message_pk IN (SELECT pk FROM gone) RETURNING id)
+           DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries_gone)`,
+          [pks],
+        )
+        const erased = pks.length
+        const done = erased < limit
+        await client.query(
+          'UPDATE regulations SET erased_messages = erased_messages + $2, erasure_pending = $3 WHERE id = $1',
+          [row.id, erased, !done],
+        )
+        return { id: row.id, erased, done }
+      }),
+    unfinished: () => rows('SELECT * FROM regulations WHERE finished_at IS NULL ORDER BY created_at'),
+    async setStatus(id, status, finishedAt, outcome) {
+      await db.query('UPDATE regulations SET status = $2, finished_at = $3, outcome = $4 WHERE id = $1', [
+        id,
+        status,
+        finishedAt,
+        outcome,
+      ])
+    },
+  }
+}

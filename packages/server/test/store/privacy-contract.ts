@@ -1,0 +1,290 @@
+/**
+ * Privacy in the store contract, run against every backend like contract.ts: regulations, their
+ * `delete` notifications, cancelled deliveries, erasure in batches, suppressions, statuses.
+ */
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import type { WebhooksSettings } from '../../src/domain/destinations.ts'
+import type { Source } from '../../src/domain/sources.ts'
+import type { AcceptedMessage, ClaimedDelivery, Store } from '../../src/store/store.ts'
+import { attempt, message, type StoreBackend } from './contract.ts'
+
+const settings: WebhooksSettings = {
+  webhooks: [{ url: 'https://h.example/hook', headers: {} }],
+  sharedSecret: null,
+}
+
+/** A track call of `userId` (or an alias from `previousId`), as the Tracking API hands it over. */
+function call(source: Source, messageId: string, userId: string, previousId?: string): AcceptedMessage {
+  const type = previousId === undefined ? 'track' : 'alias'
+  return message(source, messageId, {
+    type,
+    userId,
+    previousId: previousId ?? null,
+    payloadJson: JSON.stringify({ type, messageId, userId, ...(previousId ? { previousId } : {}) }),
+  })
+}
+
+async function claimAll(store: Store, destinationId: string): Promise<ClaimedDelivery[]> {
+  return store.claimDeliveries(destinationId, 1_000, Date.now(), 60_000)
+}
+
+async function eraseAll(store: Store, batch: number): Promise<number> {
+  let steps = 0
+  while ((await store.eraseNext(batch)) !== null) steps++
+  return steps
+}
+
+export function privacyContract(backend: StoreBackend): void {
+  const withStore = (name: string, body: (store: Store) => Promise<void>) =>
+    test(name, async () => {
+      const opened = await backend.open()
+      try {
+        await body(opened.store)
+      } finally {
+        await opened.cleanup()
+      }
+    })
+
+  describe(`store privacy: ${backend.name}`, () => {
+    withStore(
+      'a deletion: one delete per user per destination of affected sources, unsent deliveries cancelled, erasure in batches',
+      async (store) => {
+        const [a, b, c] = [
+          await store.createSource({ name: 'A', enabled: true }),
+          await store.createSource({ name: 'B', enabled: true }),
+          await store.createSource({ name: 'C', enabled: true }),
+        ]
+        const create = (name: string, sourceIds: string[], enabled = true) =>
+          store.createDestination({ name, type: 'webhooks', enabled, sourceIds, settings })
+        const onlyA = await create('only A', [a.id])
+        const aAndB = await create('A and B', [a.id, b.id])
+        const onlyC = await create('only C', [c.id])
+        const disabled = await create('disabled', [a.id], false)
+        await store.ingest([
+          call(a, 'a1', 'u1'),
+          call(a, 'a2', 'u1'),
+          call(b, 'b1', 'new-u1', 'u1'), // an alias from u1: B is affected through previousId
+        ])
+        // Later, so that the oldest due delivery claimed below is one of u1's.
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        await store.ingest([call(a, 'a3', 'u2'), call(c, 'c1', 'u2')])
+        // One of u1's deliveries is already delivered: it is not cancelled (it went out before).
+        const [first] = await store.claimDeliveries(onlyA.id, 1, Date.now(), 60_000)
+        assert.ok(first)
+        await store.recordOutcomes([
+          {
+            deliveryId: first.id,
+            attempts: [attempt()],
+            status: 'delivered',
+            deadLettered: false,
+            nextAttemptAt: null,
+            firstAttemptAt: Date.now(),
+            closedUrls: [],
+          },
+        ])
+
+        const regulation = await store.createRegulation({
+          type: 'DELETE_ONLY',
+          subjectIds: ['u1'],
+          sourceIds: null,
+        })
+        assert.match(regulation.id, /^reg_[0-9a-f]{24}$/)
+        assert.equal(regulation.status, 'INITIALIZED')
+        assert.equal(regulation.regulationType, 'DELETE_ONLY')
+        assert.deepEqual(regulation.subjectIds, ['u1'])
+        assert.equal(regulation.sourceIds, null)
+        assert.deepEqual(
+          regulation.destinations.map((d) => [d.destinationId, d.status, d.delivered, d.failed]).sort(),
+          [
+            [aAndB.id, 'RUNNING', 0, 0],
+            [onlyA.id, 'RUNNING', 0, 0],
+          ].sort(),
+        )
+
+        // Exactly one delete each for the destinations of A and B (aAndB is connected to both: once);
+        // u1's unsent deliveries are gone, u2's are still there.
+        const toA = await claimAll(store, onlyA.id)
+        const toAB = await claimAll(store, aAndB.id)
+        const deletes = (list: ClaimedDelivery[]) => list.filter((d) => d.payload.type === 'delete')
+        assert.equal(deletes(toA).length, 1)
+        assert.equal(deletes(toAB).length, 1)
+        assert.deepEqual(Object.keys(deletes(toA)[0]!.payload), ['type', 'userId', 'timestamp'])
+        assert.deepEqual(deletes(toA)[0]!.payload, {
+          type: 'delete',
+          userId: 'u1',
+          timestamp: new Date(regulation.createdAt).toISOString(),
+        })
+        assert.deepEqual(
+          toA.filter((d) => d.payload.type !== 'delete').map((d) => d.payload.userId),
+          ['u2'],
+          "only u2's call is left to send to A's destination",
+        )
+        assert.deepEqual(
+          toAB.filter((d) => d.payload.type !== 'delete').map((d) => d.payload.userId),
+          ['u2'],
+        )
+        assert.equal((await claimAll(store, onlyC.id)).length, 1, "C's destination: u2's call, no delete")
+        assert.equal(
+          (await claimAll(store, disabled.id)).filter((d) => d.payload.type === 'delete').length,
+          0,
+        )
+
+        // Erasure: every call of u1 (and the alias from u1) goes, in batches of 1; the deletes stay.
+        assert.equal(await store.countMessages(a.id), 3 + 1)
+        assert.equal(await eraseAll(store, 1), 4, 'three messages, then the batch that finds none left')
+        for (const [source, id] of [
+          [a, 'a1'],
+          [a, 'a2'],
+          [b, 'b1'],
+        ] as const) {
+          assert.equal(await store.getMessage(source.id, id), null, `${id} is erased`)
+        }
+        assert.ok(await store.getMessage(a.id, 'a3'), "u2's calls stay")
+        assert.ok(await store.getMessage(c.id, 'c1'))
+        // aAndB's delete is stored as a message of its first affected source by id: with onlyA's (in A)
+        // when that is A, then one message carries both deliveries.
+        const deleteMessages = a.id < b.id ? 1 : 2
+        assert.equal(
+          await store.countMessages(),
+          2 + deleteMessages,
+          "u2's two calls and the delete notifications",
+        )
+        assert.equal((await store.getRegulation(regulation.id))?.erased.messages, 3)
+
+        // Statuses follow the notifications: one delivered, one dead-lettered → PARTIAL_SUCCESS.
+        await store.settleRegulations(Date.now())
+        assert.equal((await store.getRegulation(regulation.id))?.status, 'RUNNING')
+        const now = Date.now()
+        const settle = (claimed: ClaimedDelivery, delivered: boolean) => ({
+          deliveryId: claimed.id,
+          attempts: [attempt({ statusCode: delivered ? 200 : 503 })],
+          status: delivered ? ('delivered' as const) : ('failed' as const),
+          deadLettered: !delivered,
+          nextAttemptAt: null,
+          firstAttemptAt: now,
+          closedUrls: [],
+        })
+        await store.recordOutcomes([settle(deletes(toA)[0]!, true), settle(deletes(toAB)[0]!, false)])
+        assert.equal(await store.settleRegulations(Date.now()), 1)
+        const finished = await store.getRegulation(regulation.id)
+        assert.equal(finished?.status, 'PARTIAL_SUCCESS')
+        assert.ok(finished?.finishedAt)
+        assert.deepEqual(
+          finished?.destinations.map((d) => [d.destinationId, d.status, d.delivered, d.failed]).sort(),
+          [
+            [aAndB.id, 'FAILED', 0, 1],
+            [onlyA.id, 'FINISHED', 1, 0],
+          ].sort(),
+        )
+        assert.equal(await store.settleRegulations(Date.now()), 0, 'a finished regulation stays finished')
+      },
+    )
+
+    withStore('a deletion limited to some sources leaves the others alone', async (store) => {
+      const a = await store.createSource({ name: 'A', enabled: true })
+      const b = await store.createSource({ name: 'B', enabled: true })
+      const toA = await store.createDestination({
+        name: 'a',
+        type: 'webhooks',
+        enabled: true,
+        sourceIds: [a.id],
+        settings,
+      })
+      const toB = await store.createDestination({
+        name: 'b',
+        type: 'webhooks',
+        enabled: true,
+        sourceIds: [b.id],
+        settings,
+      })
+      await store.ingest([call(a, 'a1', 'u1'), call(b, 'b1', 'u1')])
+      const regulation = await store.createRegulation({
+        type: 'DELETE_ONLY',
+        subjectIds: ['u1', 'nobody'],
+        sourceIds: [b.id],
+      })
+      assert.deepEqual(regulation.sourceIds, [b.id])
+      assert.deepEqual(
+        regulation.destinations.map((d) => d.destinationId),
+        [toB.id],
+      )
+      assert.equal((await claimAll(store, toA.id)).length, 1, "A's call is still sent")
+      assert.deepEqual(
+        (await claimAll(store, toB.id)).map((d) => d.payload.type),
+        ['delete'],
+      )
+      await eraseAll(store, 1_000)
+      assert.equal(await store.countMessages(a.id), 1)
+      assert.equal(await store.countMessages(b.id), 1, 'only the delete notification')
+      const scopes = await store.recentErasures(0)
+      assert.deepEqual(scopes, [
+        {
+          regulationId: regulation.id,
+          userIds: ['u1', 'nobody'],
+          sourceIds: [b.id],
+          createdAt: regulation.createdAt,
+        },
+      ])
+    })
+
+    withStore('a deletion of users nobody has heard of finishes with nothing to send', async (store) => {
+      await store.createSource({ name: 'A', enabled: true })
+      const regulation = await store.createRegulation({
+        type: 'DELETE_ONLY',
+        subjectIds: ['ghost'],
+        sourceIds: null,
+      })
+      assert.deepEqual(regulation.destinations, [])
+      await eraseAll(store, 10)
+      await store.settleRegulations(Date.now())
+      const done = await store.getRegulation(regulation.id)
+      assert.equal(done?.status, 'FINISHED')
+      assert.equal(done?.erased.messages, 0)
+      assert.deepEqual(
+        (await store.listRegulations({ limit: 10, status: 'FINISHED' })).map((r) => r.id),
+        [regulation.id],
+      )
+      assert.deepEqual(await store.listRegulations({ limit: 10, status: 'RUNNING' }), [])
+    })
+
+    withStore('suppressions: per source or everywhere, lifted by UNSUPPRESS', async (store) => {
+      const a = await store.createSource({ name: 'A', enabled: true })
+      const b = await store.createSource({ name: 'B', enabled: true })
+      const empty = await store.privacyVersion()
+      assert.equal(await store.privacyVersion(), empty, 'unchanged while nothing happens')
+      const everywhere = await store.createRegulation({
+        type: 'SUPPRESS_ONLY',
+        subjectIds: ['u1'],
+        sourceIds: null,
+      })
+      assert.equal(everywhere.status, 'FINISHED', 'a suppression is in force once recorded')
+      const afterOne = await store.privacyVersion()
+      assert.notEqual(afterOne, empty, 'a new regulation changes the version')
+      const inA = await store.createRegulation({
+        type: 'SUPPRESS_ONLY',
+        subjectIds: ['u2'],
+        sourceIds: [a.id, b.id],
+      })
+      const view = (list: Awaited<ReturnType<Store['listSuppressions']>>) =>
+        list.map((s) => [s.userId, s.sourceId, s.regulationId])
+      assert.deepEqual(
+        view(await store.listSuppressions()),
+        [
+          ['u1', null, everywhere.id],
+          ['u2', a.id, inA.id].sort() && ['u2', a.id, inA.id],
+          ['u2', b.id, inA.id],
+        ].sort((x, y) => String(x[0]! + x[1]).localeCompare(String(y[0]! + y[1]))),
+      )
+      // Lists are newest first: let the millisecond clock move on between requests.
+      await new Promise((resolve) => setTimeout(resolve, 3))
+      await store.createRegulation({ type: 'UNSUPPRESS', subjectIds: ['u2'], sourceIds: [a.id] })
+      await store.createRegulation({ type: 'UNSUPPRESS', subjectIds: ['u1'], sourceIds: null })
+      assert.deepEqual(view(await store.listSuppressions()), [['u2', b.id, inA.id]])
+      assert.deepEqual(
+        (await store.listRegulations({ limit: 2 })).map((r) => r.regulationType),
+        ['UNSUPPRESS', 'UNSUPPRESS'],
+      )
+    })
+  })
+}
