@@ -18,6 +18,8 @@
 
 import type { Destination } from '../domain/destinations.ts'
 import type { Logger } from '../lib/logger.ts'
+import { type DestinationCounters, type Metrics, NO_METRICS } from '../observe/metrics.ts'
+import { NO_TRACING, type Tracing } from '../observe/tracing.ts'
 import type { ClaimedDelivery, DeliveryOutcome, Store } from '../store/store.ts'
 import { decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
 import { prepareRequest, sendToOpenUrls } from './fan-out.ts'
@@ -35,6 +37,10 @@ export interface DeliveryEngineOptions {
   concurrencyPerDestination?: number
   /** Fallback poll for config changes and due retries. Default 1 s. */
   pollIntervalMs?: number
+  /** Counts attempts and outcome commits. Default: none. */
+  metrics?: Metrics
+  /** A span per attempt. Default: none. */
+  tracing?: Tracing
 }
 
 /** How long the first outcome after a quiet spell waits for others to share its commit. */
@@ -42,6 +48,7 @@ const OUTCOME_GROUPING_MS = 5
 
 interface DestinationSlot {
   destination: Destination
+  counters: DestinationCounters
   inFlight: number
   /** Claimed (leased) and not yet sent; at most `concurrency` long. */
   ready: ClaimedDelivery[]
@@ -58,6 +65,8 @@ export class DeliveryEngine {
   private readonly leaseMs: number
   private readonly concurrency: number
   private readonly pollIntervalMs: number
+  private readonly metrics: Metrics
+  private readonly tracing: Tracing
 
   private readonly slots = new Map<string, DestinationSlot>()
   private destinationsLoadedAt = 0
@@ -87,6 +96,8 @@ export class DeliveryEngine {
     this.leaseMs = options.leaseMs ?? 30_000
     this.concurrency = options.concurrencyPerDestination ?? 32
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000
+    this.metrics = options.metrics ?? NO_METRICS
+    this.tracing = options.tracing ?? NO_TRACING
     this.groupSize = Math.max(1, Math.floor(this.concurrency / 2))
     if (this.leaseMs <= this.retry.requestTimeoutMs) {
       throw new Error(`The delivery lease (${this.leaseMs} ms) must be longer than the request timeout.`)
@@ -204,6 +215,7 @@ export class DeliveryEngine {
       else
         this.slots.set(destination.id, {
           destination,
+          counters: this.metrics.destination(destination.id),
           inFlight: 0,
           ready: [],
           unrecorded: 0,
@@ -261,8 +273,10 @@ export class DeliveryEngine {
     slot.inFlight++
     this.sending++
     const { destination } = slot
+    const span = this.tracing.startDelivery(destination.id, delivery)
     try {
       const request = prepareRequest(delivery.payload, destination.settings)
+      const startedAt = performance.now()
       const results = await sendToOpenUrls(this.sender, destination.settings, request, delivery.closedUrls)
       const { outcome, deadLetterReason } = decideOutcome(
         delivery,
@@ -271,6 +285,8 @@ export class DeliveryEngine {
         Date.now(),
         this.retry,
       )
+      slot.counters.attempted((performance.now() - startedAt) / 1000, outcome)
+      span.end({ 'sluice.outcome': outcome.deadLettered ? 'dead_lettered' : outcome.status })
       if (deadLetterReason !== undefined) {
         // The operator's record of why: the delivery now waits for a replay.
         this.logger.warn(
@@ -282,6 +298,7 @@ export class DeliveryEngine {
     } catch (error) {
       // A message that cannot be shaped will never succeed: fail it visibly rather than retry forever.
       this.logger.error({ err: error, deliveryId: delivery.id }, 'delivery could not be prepared')
+      span.fail(error)
       this.recordOutcome(slot, invalidMessageOutcome(delivery, destination.settings, error, Date.now()))
     } finally {
       slot.inFlight--
@@ -322,7 +339,9 @@ export class DeliveryEngine {
       this.pendingOutcomes = []
       const outcomes = batch.map((item) => item.outcome)
       try {
+        const startedAt = performance.now()
         await this.store.recordOutcomes(outcomes)
+        this.metrics.committed('outcomes', (performance.now() - startedAt) / 1000, outcomes.length)
       } catch (error) {
         // The leases run out and these deliveries are attempted again: at-least-once holds.
         this.logger.error({ err: error, count: outcomes.length }, 'recording delivery outcomes failed')
