@@ -98,7 +98,9 @@ export async function createSluice(
     loggerInstance: logger as FastifyBaseLogger,
     // The Tracking API enforces its own 500 KB limit after decompression; this is the transport cap.
     bodyLimit: 1024 * 1024,
-    forceCloseConnections: false,
+    // On close, idle keep-alive connections are dropped at once (requests in flight still finish), or
+    // shutdown would wait for every client's keep-alive to time out.
+    forceCloseConnections: 'idle',
     // Behind a trusted reverse proxy, request.ip (context.ip), .protocol and .host are the client's.
     trustProxy: trustedProxies(config.trustProxy),
     return503OnClosing: true,

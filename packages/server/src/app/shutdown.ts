@@ -2,13 +2,15 @@
  * Graceful shutdown (`SIGTERM`, `SIGINT`), in the order that loses nothing:
  *
  * 1. Not ready: `/readyz` answers 503, so load balancers stop sending new requests.
- * 2. The listener closes; requests in flight finish, and their commits with them (a 200 is still a
- *    commit); a request that arrives on a kept-alive connection meanwhile gets 503.
- * 3. Whatever the group commit still holds is committed.
- * 4. The delivery engine stops claiming, hands claimed-but-unsent deliveries back to the store (other
- *    processes take them at once, not after the lease), lets requests in flight finish (bounded by
- *    the request timeout) and commits their outcomes.
- * 5. Buffered spans are exported; the HTTP client and the store close.
+ * 2. At the same time, on two tracks:
+ *    - ingest: the listener closes, and keep-alive connections as they go idle; requests in flight
+ *      finish, and their commits with them (a 200 is still a commit); a request that arrives on a
+ *      busy connection meanwhile gets 503. Then whatever the group commit still holds is committed.
+ *    - delivery: the engine stops claiming, hands claimed-but-unsent deliveries back to the store
+ *      (other processes take them at once, not after the lease), lets requests in flight finish
+ *      (bounded by the request timeout) and commits their outcomes. Deliveries created by the last
+ *      commits stay pending for the other processes, or for the next start.
+ * 3. Buffered spans are exported; the HTTP client and the store close.
  */
 import type { FastifyInstance } from 'fastify'
 import type { DeliveryEngine } from '../deliver/engine.ts'
@@ -17,6 +19,9 @@ import type { GroupCommit } from '../ingest/group-commit.ts'
 import type { Tracing } from '../observe/tracing.ts'
 import type { Store } from '../store/store.ts'
 import type { Housekeeper } from './housekeeper.ts'
+
+/** How often connections that went idle during shutdown are closed. */
+const IDLE_REAP_INTERVAL_MS = 50
 
 export interface RunningParts {
   app: FastifyInstance
@@ -45,9 +50,19 @@ export class Shutdown {
 
 async function shutDown(parts: RunningParts): Promise<void> {
   parts.housekeeper.stop()
-  await parts.app.close()
-  await parts.groupCommit.drain()
-  await parts.engine.stop()
+  const ingest = async () => {
+    // Node closes the connections that are idle when closing starts; one whose request finishes later
+    // would stay open until its keep-alive ran out (72 s) and hold the exit, so they are reaped as
+    // they go idle.
+    const reaper = setInterval(() => parts.app.server.closeIdleConnections(), IDLE_REAP_INTERVAL_MS)
+    try {
+      await parts.app.close()
+    } finally {
+      clearInterval(reaper)
+    }
+    await parts.groupCommit.drain()
+  }
+  await Promise.all([ingest(), parts.engine.stop()])
   await parts.tracing.shutdown().catch(() => {}) // a collector that is down must not hold the exit
   await parts.sender.close()
   await parts.store.close()

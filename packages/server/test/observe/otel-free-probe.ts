@@ -7,7 +7,7 @@ import { registerHooks } from 'node:module'
 const resolved: string[] = []
 registerHooks({
   resolve(specifier, context, nextResolve) {
-    if (specifier.includes("@opentelemetry")) resolved.push(`${specifier} from ${context.parentURL}`)
+    if (specifier.includes('@opentelemetry')) resolved.push(`${specifier} from ${context.parentURL}`)
     return nextResolve(specifier, context)
   },
 })

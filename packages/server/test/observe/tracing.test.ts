@@ -53,8 +53,16 @@ test('spans for ingest → commit → delivery attempt reach an OTLP receiver, l
     assert.equal(created.status, 201)
     const calls = { batch: [trackCall({ messageId: 'trace-a' }), trackCall({ messageId: 'trace-b' })] }
     assert.equal((await send(sluice.url, '/v1/batch', calls, { writeKey: source.writeKey })).status, 200)
-    await until('both deliveries', () => hooks.requests.length, (n) => n === 2)
-    await until('both outcomes recorded', () => sluice.store.deliveryBacklog(), (b) => b.length === 0)
+    await until(
+      'both deliveries',
+      () => hooks.requests.length,
+      (n) => n === 2,
+    )
+    await until(
+      'both outcomes recorded',
+      () => sluice.store.deliveryBacklog(),
+      (b) => b.length === 0,
+    )
   } finally {
     await sluice.destroy() // shutdown exports what is buffered
     await hooks.close()
@@ -83,10 +91,7 @@ test('spans for ingest → commit → delivery attempt reach an OTLP receiver, l
   assert.equal(commit!.traceId, request!.traceId)
   assert.equal(commit!.parentSpanId, request!.spanId)
   assert.deepEqual(attribute(commit!, 'sluice.message_ids'), ['trace-a', 'trace-b'])
-  assert.deepEqual(
-    deliveries.map((d) => attribute(d, 'sluice.message_id')).sort(),
-    ['trace-a', 'trace-b'],
-  )
+  assert.deepEqual(deliveries.map((d) => attribute(d, 'sluice.message_id')).sort(), ['trace-a', 'trace-b'])
   for (const delivery of deliveries) {
     assert.equal(delivery.traceId, request!.traceId)
     assert.equal(delivery.parentSpanId, commit!.spanId)
@@ -104,5 +109,8 @@ test('without an OTLP endpoint the OpenTelemetry SDK and exporter are not loaded
   // prom-client looks for the (tiny, dependency-free) API package for exemplars; nothing else may load.
   const sdk = resolved.filter((specifier) => !specifier.startsWith('@opentelemetry/api from '))
   assert.deepEqual(sdk, [])
-  assert.ok(resolved.every((specifier) => specifier.includes('/prom-client/')), resolved.join('\n'))
+  assert.ok(
+    resolved.every((specifier) => specifier.includes('/prom-client/')),
+    resolved.join('\n'),
+  )
 })
