@@ -49,6 +49,18 @@ export class Shutdown {
 }
 
 async function shutDown(parts: RunningParts): Promise<void> {
+  // Once the listener is closed, nothing may be left that keeps Node's event loop alive (the store's
+  // worker thread and the engine's timers do not), and Node would exit in the middle of the steps
+  // below, with claims unreleased and outcomes unrecorded. This timer holds the process until the end.
+  const keepAlive = setInterval(() => {}, 60_000)
+  try {
+    await shutDownSteps(parts)
+  } finally {
+    clearInterval(keepAlive)
+  }
+}
+
+async function shutDownSteps(parts: RunningParts): Promise<void> {
   parts.housekeeper.stop()
   const ingest = async () => {
     // Node closes the connections that are idle when closing starts; one whose request finishes later

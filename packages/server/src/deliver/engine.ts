@@ -72,6 +72,9 @@ export class DeliveryEngine {
   private destinationsLoadedAt = 0
   private running = false
   private pumping = false
+  /** Resolves when the running pump returns (stop waits for it: a claim in progress is then released). */
+  private pumpEnded: Promise<void> = Promise.resolve()
+  private endPump: () => void = () => {}
   private pumpAgain = false
   private wakeScheduled = false
   private timer: NodeJS.Timeout | undefined
@@ -141,6 +144,8 @@ export class DeliveryEngine {
     this.timerAt = Number.POSITIVE_INFINITY
     const unwatch = await this.unwatch
     await unwatch?.()
+    // A claim in progress finishes and, seeing the engine stopped, hands its deliveries back.
+    await this.pumpEnded
     // Claimed but never sent: hand them back so they go out at once after a restart, not after the lease.
     const unsent = [...this.slots.values()].flatMap((slot) =>
       slot.ready.splice(0).map((delivery) => delivery.id),
@@ -175,6 +180,9 @@ export class DeliveryEngine {
       return
     }
     this.pumping = true
+    this.pumpEnded = new Promise((resolve) => {
+      this.endPump = resolve
+    })
     try {
       do {
         this.pumpAgain = false
@@ -192,6 +200,7 @@ export class DeliveryEngine {
       this.scheduleTimer(Date.now() + this.pollIntervalMs)
     } finally {
       this.pumping = false
+      this.endPump()
     }
   }
 

@@ -101,7 +101,11 @@ test('SIGTERM under load loses nothing and leaves no lease held', async () => {
           "SELECT COUNT(*) AS n FROM deliveries WHERE lease_until IS NOT NULL AND status IN ('pending', 'retrying')",
         )
         .get() as { n: number }
-      assert.equal(leased.n, 0, 'no delivery holds a lease after a graceful shutdown')
+      assert.equal(
+        leased.n,
+        0,
+        `no delivery holds a lease after a graceful shutdown: ${JSON.stringify(db.prepare('SELECT id, status, attempt_count, lease_until, updated_at, next_attempt_at FROM deliveries WHERE lease_until IS NOT NULL').all())}\n${first.output()}`,
+      )
       const waiting = db
         .prepare("SELECT COUNT(*) AS n FROM deliveries WHERE status IN ('pending', 'retrying')")
         .get() as { n: number }
