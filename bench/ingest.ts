@@ -61,12 +61,18 @@ async function measureBaseline(): Promise<Measured> {
   }
 }
 
-async function measureSluice(synchronous: 'FULL' | 'NORMAL'): Promise<Measured> {
+async function measureSluice(synchronous: 'FULL' | 'NORMAL', metrics = true): Promise<Measured> {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-'))
   const { child, match } = await startProcess(
     [SLUICE_CLI, 'start'],
     /listening on (http:\/\/\S+)[\s\S]*curl -u '([^:]+):/,
-    { SLUICE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', SLUICE_SQLITE_SYNCHRONOUS: synchronous },
+    {
+      SLUICE_DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      SLUICE_SQLITE_SYNCHRONOUS: synchronous,
+      SLUICE_METRICS: String(metrics),
+    },
   )
   try {
     const url = `${match[1]}/v1/batch`
@@ -90,7 +96,10 @@ async function measureSluice(synchronous: 'FULL' | 'NORMAL'): Promise<Measured> 
 const baseline = await measureBaseline()
 const full = await measureSluice('FULL')
 const normal = await measureSluice('NORMAL')
+// The cost of metrics: the default (durable) run again with SLUICE_METRICS=false.
+const metricsOff = await measureSluice('FULL', false)
 const ratio = full.eventsPerSecond / baseline.eventsPerSecond
+const metricsRatio = full.eventsPerSecond / metricsOff.eventsPerSecond
 const result = {
   scenario: 'ingest',
   quick,
@@ -104,7 +113,9 @@ const result = {
       statuses: full.statuses,
     },
     synchronousNormal: { eventsPerSecond: Math.round(normal.eventsPerSecond), errors: normal.errors },
+    metricsOff: { eventsPerSecond: Math.round(metricsOff.eventsPerSecond), errors: metricsOff.errors },
   },
+  metricsRatio: Number(metricsRatio.toFixed(3)),
   cpuPerRequestUs: { baseline: cpuPerRequest(baseline), sluice: cpuPerRequest(full) },
   ratio: Number(ratio.toFixed(3)),
   goal: 0.5,
@@ -118,11 +129,13 @@ const table = [
   '|---|---:|---:|',
   `| Baseline: no-op Node HTTP server, same load | ${result.baseline.eventsPerSecond} | 1.00 |`,
   `| Sluice /v1/batch, durable (SQLite synchronous=FULL, default) | ${result.sluice.synchronousFull.eventsPerSecond} | ${ratio.toFixed(2)} |`,
+  `| Sluice /v1/batch, durable, metrics off (SLUICE_METRICS=false) | ${result.sluice.metricsOff.eventsPerSecond} | ${(metricsOff.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)} |`,
   `| Sluice /v1/batch (SQLite synchronous=NORMAL) | ${result.sluice.synchronousNormal.eventsPerSecond} | ${(normal.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)} |`,
   '',
   `CPU per request (µs, ${perRequest} events): no-op server ${result.cpuPerRequestUs.baseline.server ?? '—'} + load generator ${result.cpuPerRequestUs.baseline.loadGenerator}; ` +
     `Sluice ${result.cpuPerRequestUs.sluice.server ?? '—'} (main thread ${result.cpuPerRequestUs.sluice.serverMainThread ?? '—'}, store thread ${result.cpuPerRequestUs.sluice.serverStoreThread ?? '—'}, V8 helpers ${result.cpuPerRequestUs.sluice.serverV8Helpers ?? '—'}) + load generator ${result.cpuPerRequestUs.sluice.loadGenerator}`,
   `Goal: ratio ≥ 0.5 → ${result.pass ? 'pass' : 'short'}`,
+  `Metrics on ÷ off: ${metricsRatio.toFixed(2)} (goal ≥ 0.97 → ${metricsRatio >= 0.97 ? 'pass' : 'short'})`,
 ].join('\n')
 console.log(table)
 if (full.errors > 0) console.log(`Sluice errors: ${JSON.stringify(full.statuses)}`)
