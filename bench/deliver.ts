@@ -190,6 +190,13 @@ const result = {
   ratio: Number(ratio.toFixed(3)),
   metricsOff: { perSecond: Math.round(rates.sluiceMetricsOff.perSecond) },
   metricsRatio: Number(metricsRatio.toFixed(3)),
+  /** Process CPU per delivery with metrics off ÷ on: 1 means metrics cost no CPU. */
+  metricsCpuRatio: Number(
+    (
+      (rates.sluiceMetricsOff.cpuUsPerDelivery?.process ?? Number.NaN) /
+      (rates.sluice.cpuUsPerDelivery?.process ?? Number.NaN)
+    ).toFixed(3),
+  ),
   latency: {
     eventsPerSecond,
     seconds: latencySeconds,
