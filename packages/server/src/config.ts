@@ -74,6 +74,12 @@ export interface Config {
    * `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. Unset (default): tracing is off.
    */
   otlpTracesUrl: string | undefined
+  /**
+   * `SLUICE_SHUTDOWN_TIMEOUT_MS`, default 25000: a graceful shutdown that has not finished by then (a
+   * store that stopped answering) is abandoned and the process exits 1; claims then return after
+   * their lease. Below a container's usual 30-second grace period, so Sluice says why it stopped.
+   */
+  shutdownTimeoutMs: number
 }
 
 export class ConfigError extends Error {
@@ -148,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPublic: boolean(env, 'SLUICE_METRICS_PUBLIC', false),
     ingestQueueBytes: integer(env, 'SLUICE_INGEST_QUEUE_BYTES', 32 * 1024 * 1024, 1024 * 1024, 2 ** 32),
     otlpTracesUrl: otlpTracesUrl(env),
+    shutdownTimeoutMs: integer(env, 'SLUICE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 3_600_000),
   }
 }
 

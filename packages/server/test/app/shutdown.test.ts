@@ -87,7 +87,8 @@ test('SIGTERM under load loses nothing and leaves no lease held', async () => {
     await Promise.all(load)
     const ackedAtExit = acked.size
 
-    const db = new DatabaseSync(join(dataDir, 'sluice.db'), { readOnly: true })
+    // Opened read-write, as Sluice opens it: a read-only connection may not replay a WAL it finds.
+    const db = new DatabaseSync(join(dataDir, 'sluice.db'))
     try {
       const stored = new Set(
         (db.prepare('SELECT message_id FROM messages').all() as { message_id: string }[]).map(
