@@ -84,11 +84,11 @@ test('SIGTERM under load loses nothing and leaves no lease held', async () => {
       60_000,
     )
     first.child.kill('SIGTERM')
+    assert.equal(await first.exited, 0, `exit status; output:\n${first.output()}`)
     await Promise.all(load)
     const ackedAtExit = acked.size
 
-    // Opened read-write, as Sluice opens it: a read-only connection may not replay a WAL it finds.
-    const db = new DatabaseSync(join(dataDir, 'sluice.db'))
+    const db = new DatabaseSync(join(dataDir, 'sluice.db'), { readOnly: true })
     try {
       const stored = new Set(
         (db.prepare('SELECT message_id FROM messages').all() as { message_id: string }[]).map(
