@@ -18,7 +18,7 @@ const CONCURRENCY = 16
 /** Far below what the flood (about 100 MB of calls) would take if it were all held in memory. */
 const RSS_GROWTH_LIMIT = 128 * 1024 * 1024
 
-test('a flood against a stalled store gets 503 + Retry-After past the queue limit; memory stays bounded; nothing admitted is lost', async () => {
+test('a flood against a stalled store gets 503 + Retry-After past the queue limit; memory stays bounded; nothing admitted is lost', async (t) => {
   const sluice = await startTestSluice({ ingestQueueBytes: QUEUE_LIMIT })
   const source = await sluice.createSource()
   let openGate!: () => void
@@ -92,6 +92,9 @@ test('a flood against a stalled store gets 503 + Retry-After past the queue limi
     assert.ok(
       peakQueueBytes < QUEUE_LIMIT + requestBytes,
       `the queue stayed within the limit plus one request: ${peakQueueBytes}`,
+    )
+    t.diagnostic(
+      `flood of ${Math.round((REQUESTS * requestBytes) / 1048576)} MB: ${refused} requests refused, peak queue ${peakQueueBytes} bytes, RSS grew ${Math.round((peakRss - rssBefore) / 1048576)} MB`,
     )
     assert.ok(
       peakRss - rssBefore < RSS_GROWTH_LIMIT,
