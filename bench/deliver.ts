@@ -28,7 +28,7 @@ interface Rate {
   cpuUsPerDelivery?: { mainThread: number; process: number }
 }
 
-async function measureRates(): Promise<{ raw: Rate; sluice: Rate }> {
+async function measureRates(): Promise<{ raw: Rate; sluice: Rate; sluiceMetricsOff: Rate }> {
   const { child, match } = await startProcess([join(import.meta.dirname, 'lib/noop-server.ts')], /^(\d+)$/m)
   try {
     const url = `http://127.0.0.1:${match[1]}/hook`
@@ -39,13 +39,18 @@ async function measureRates(): Promise<{ raw: Rate; sluice: Rate }> {
       String(backlog),
       String(concurrency),
     ])
-    const sluice = await runJson<Rate>([
-      join(import.meta.dirname, 'lib/drain-backlog.ts'),
-      url,
-      String(backlog),
-      String(concurrency),
-    ])
-    return { raw, sluice }
+    const drain = (metrics: 'on' | 'off') =>
+      runJson<Rate>([
+        join(import.meta.dirname, 'lib/drain-backlog.ts'),
+        url,
+        String(backlog),
+        String(concurrency),
+        metrics,
+      ])
+    const sluice = await drain('on')
+    // The cost of metrics: the same drain with SLUICE_METRICS=false.
+    const sluiceMetricsOff = await drain('off')
+    return { raw, sluice, sluiceMetricsOff }
   } finally {
     await stop(child)
   }
@@ -157,10 +162,15 @@ async function measureLatency(): Promise<{
 
 const latencyOnly = process.argv.includes('--latency-only')
 const rates = latencyOnly
-  ? { raw: { count: 0, seconds: 0, perSecond: 0 }, sluice: { count: 0, seconds: 0, perSecond: 0 } }
+  ? {
+      raw: { count: 0, seconds: 0, perSecond: 0 },
+      sluice: { count: 0, seconds: 0, perSecond: 0 },
+      sluiceMetricsOff: { count: 0, seconds: 0, perSecond: 0 },
+    }
   : await measureRates()
 const latency = await measureLatency()
 const ratio = rates.sluice.perSecond / rates.raw.perSecond
+const metricsRatio = rates.sluice.perSecond / rates.sluiceMetricsOff.perSecond
 const result = {
   scenario: 'deliver',
   quick,
@@ -178,6 +188,15 @@ const result = {
     cpuUsPerDelivery: rates.sluice.cpuUsPerDelivery,
   },
   ratio: Number(ratio.toFixed(3)),
+  metricsOff: { perSecond: Math.round(rates.sluiceMetricsOff.perSecond) },
+  metricsRatio: Number(metricsRatio.toFixed(3)),
+  /** Process CPU per delivery with metrics off ÷ on: 1 means metrics cost no CPU. */
+  metricsCpuRatio: Number(
+    (
+      (rates.sluiceMetricsOff.cpuUsPerDelivery?.process ?? Number.NaN) /
+      (rates.sluice.cpuUsPerDelivery?.process ?? Number.NaN)
+    ).toFixed(3),
+  ),
   latency: {
     eventsPerSecond,
     seconds: latencySeconds,
@@ -188,7 +207,7 @@ const result = {
     coldStartP99Ms: Number(latency.coldP99.toFixed(1)),
     events: latency.count,
   },
-  goals: { ratio: 0.6, p50Ms: 10, p99Ms: 50 },
+  goals: { ratio: 0.6, p50Ms: 10, p99Ms: 50, metricsRatio: 0.97 },
 }
 const table = [
   `Delivery benchmark (${result.machine.cpus} CPU cores, ${result.machine.model}, Node ${result.machine.node}${quick ? ', quick' : ''})`,
@@ -196,6 +215,7 @@ const table = [
   '| Figure | value | baseline | ratio | goal |',
   '|---|---:|---:|---:|---|',
   `| Webhook POSTs/s from a ${backlog.toLocaleString('en')} backlog (signed, recorded) | ${result.sluice.perSecond} | ${result.raw.perSecond} raw undici | ${ratio.toFixed(2)} | ≥ 0.6 ${ratio >= 0.6 ? 'pass' : 'short'} |`,
+  `| The same drain with metrics on ÷ off (SLUICE_METRICS=false) | ${result.sluice.perSecond} | ${result.metricsOff.perSecond} metrics off | ${metricsRatio.toFixed(2)} | ≥ 0.97 ${metricsRatio >= 0.97 ? 'pass' : 'short'} |`,
   `| Ack → receipt p50 at ${eventsPerSecond} events/s | ${result.latency.p50Ms} ms | — | — | ≤ 10 ms ${latency.p50 <= 10 ? 'pass' : 'short'} |`,
   `| Ack → receipt p99 at ${eventsPerSecond} events/s | ${result.latency.p99Ms} ms | — | — | ≤ 50 ms ${latency.p99 <= 50 ? 'pass' : 'short'} |`,
   '',

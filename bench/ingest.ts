@@ -61,12 +61,18 @@ async function measureBaseline(): Promise<Measured> {
   }
 }
 
-async function measureSluice(synchronous: 'FULL' | 'NORMAL'): Promise<Measured> {
+async function measureSluice(synchronous: 'FULL' | 'NORMAL', metrics = true): Promise<Measured> {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-'))
   const { child, match } = await startProcess(
     [SLUICE_CLI, 'start'],
     /listening on (http:\/\/\S+)[\s\S]*curl -u '([^:]+):/,
-    { SLUICE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', SLUICE_SQLITE_SYNCHRONOUS: synchronous },
+    {
+      SLUICE_DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      SLUICE_SQLITE_SYNCHRONOUS: synchronous,
+      SLUICE_METRICS: String(metrics),
+    },
   )
   try {
     const url = `${match[1]}/v1/batch`
@@ -90,6 +96,20 @@ async function measureSluice(synchronous: 'FULL' | 'NORMAL'): Promise<Measured> 
 const baseline = await measureBaseline()
 const full = await measureSluice('FULL')
 const normal = await measureSluice('NORMAL')
+// The cost of metrics: the default (durable) run with SLUICE_METRICS=false, alternating with more
+// runs with metrics on, so that the load of a shared machine falls on both alike. The figure is the
+// median of the pairs' ratios; CPU per request, on and off, is the steadier view of the same cost.
+const metricsPairs: { on: Measured; off: Measured }[] = []
+for (let pair = 0; pair < (quick ? 1 : 3); pair++) {
+  const off = await measureSluice('FULL', false)
+  metricsPairs.push({ on: pair === 0 ? full : await measureSluice('FULL'), off })
+}
+const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+const metricsOff = metricsPairs[0]!.off
+const metricsRatio = median(metricsPairs.map(({ on, off }) => on.eventsPerSecond / off.eventsPerSecond))
+const serverCpu = (run: Measured) =>
+  run.server ? run.server.totalMs / Math.max(1, run.requests) : Number.NaN
+const metricsCpuRatio = median(metricsPairs.map(({ on, off }) => serverCpu(off) / serverCpu(on)))
 const ratio = full.eventsPerSecond / baseline.eventsPerSecond
 const result = {
   scenario: 'ingest',
@@ -104,7 +124,15 @@ const result = {
       statuses: full.statuses,
     },
     synchronousNormal: { eventsPerSecond: Math.round(normal.eventsPerSecond), errors: normal.errors },
+    metricsOff: { eventsPerSecond: Math.round(metricsOff.eventsPerSecond), errors: metricsOff.errors },
   },
+  metricsRatio: Number(metricsRatio.toFixed(3)),
+  metricsPairs: metricsPairs.map(({ on, off }) => ({
+    onEventsPerSecond: Math.round(on.eventsPerSecond),
+    offEventsPerSecond: Math.round(off.eventsPerSecond),
+  })),
+  /** Server CPU per request with metrics off ÷ on (median of the pairs): 1 means metrics cost no CPU. */
+  metricsCpuRatio: Number(metricsCpuRatio.toFixed(3)),
   cpuPerRequestUs: { baseline: cpuPerRequest(baseline), sluice: cpuPerRequest(full) },
   ratio: Number(ratio.toFixed(3)),
   goal: 0.5,
@@ -118,11 +146,13 @@ const table = [
   '|---|---:|---:|',
   `| Baseline: no-op Node HTTP server, same load | ${result.baseline.eventsPerSecond} | 1.00 |`,
   `| Sluice /v1/batch, durable (SQLite synchronous=FULL, default) | ${result.sluice.synchronousFull.eventsPerSecond} | ${ratio.toFixed(2)} |`,
+  `| Sluice /v1/batch, durable, metrics off (SLUICE_METRICS=false) | ${result.sluice.metricsOff.eventsPerSecond} | ${(metricsOff.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)} |`,
   `| Sluice /v1/batch (SQLite synchronous=NORMAL) | ${result.sluice.synchronousNormal.eventsPerSecond} | ${(normal.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)} |`,
   '',
   `CPU per request (µs, ${perRequest} events): no-op server ${result.cpuPerRequestUs.baseline.server ?? '—'} + load generator ${result.cpuPerRequestUs.baseline.loadGenerator}; ` +
     `Sluice ${result.cpuPerRequestUs.sluice.server ?? '—'} (main thread ${result.cpuPerRequestUs.sluice.serverMainThread ?? '—'}, store thread ${result.cpuPerRequestUs.sluice.serverStoreThread ?? '—'}, V8 helpers ${result.cpuPerRequestUs.sluice.serverV8Helpers ?? '—'}) + load generator ${result.cpuPerRequestUs.sluice.loadGenerator}`,
   `Goal: ratio ≥ 0.5 → ${result.pass ? 'pass' : 'short'}`,
+  `Metrics on ÷ off: ${metricsRatio.toFixed(2)} events/s, median of ${metricsPairs.length} alternating pair(s) (goal ≥ 0.97 → ${metricsRatio >= 0.97 ? 'pass' : 'short'}); server CPU per request off ÷ on ${metricsCpuRatio.toFixed(2)}`,
 ].join('\n')
 console.log(table)
 if (full.errors > 0) console.log(`Sluice errors: ${JSON.stringify(full.statuses)}`)

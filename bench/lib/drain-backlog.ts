@@ -1,14 +1,14 @@
 // Sluice's delivery rate from a backlog: stores N messages routed to one webhooks destination while
 // the engine is stopped, then starts the engine and times until every delivery is recorded as
 // delivered. Prints JSON on stdout.
-//   node bench/lib/drain-backlog.ts <receiverUrl> <count> <concurrency>
+//   node bench/lib/drain-backlog.ts <receiverUrl> <count> <concurrency> [metrics on|off]
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type AcceptedMessage, createSluice, loadConfig } from '@sluice/server'
 
 const round1 = (value: number) => Math.round(value * 10) / 10
-const [url = '', countArg = '10000', concurrencyArg = '32'] = process.argv.slice(2)
+const [url = '', countArg = '10000', concurrencyArg = '32', metricsArg = 'on'] = process.argv.slice(2)
 const count = Number(countArg)
 const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-drain-'))
 const sluice = await createSluice({
@@ -18,6 +18,7 @@ const sluice = await createSluice({
   logLevel: 'warn',
   allowPrivateDestinations: true,
   deliveryConcurrency: Number(concurrencyArg),
+  metrics: metricsArg !== 'off',
 })
 const { store, engine } = sluice
 const source = await store.createSource({ name: 'bench', enabled: true })

@@ -37,6 +37,22 @@ const ratioOf = (a: number | null, b: number | null): number | null =>
 const atLeast = (value: number | null, goal: number) => (value === null ? null : value >= goal)
 const atMost = (value: number | null, goal: number) => (value === null ? null : value <= goal)
 
+/** Throughput with metrics on against the same run with `SLUICE_METRICS=false`: what metrics cost. */
+function metricsCost(what: string, on: number | null, off: number | null, unit: string, r: any): Figure {
+  // Alternating pairs give the measured ratio (their median) when the scenario ran several.
+  const ratio = num(r.metricsRatio) ?? ratioOf(on, off)
+  const cpu = num(r.metricsCpuRatio)
+  return {
+    figure: `${what} with metrics on ÷ off${cpu === null ? '' : ` (CPU off ÷ on ${cpu.toFixed(2)})`}`,
+    value: on,
+    unit,
+    baseline: { name: 'the same with SLUICE_METRICS=false', value: off, unit },
+    ratio,
+    goal: 'ratio ≥ 0.97',
+    pass: atLeast(ratio, 0.97),
+  }
+}
+
 const ingest: Scenario = {
   id: 'ingest',
   title: 'Ingest',
@@ -50,7 +66,10 @@ const ingest: Scenario = {
     const ratio = ratioOf(full, baseline)
     const base = { name: 'no-op Node HTTP server, same load', value: baseline, unit: 'events/s' }
     const problems: string[] = []
-    const errors = (r.sluice?.synchronousFull?.errors ?? 0) + (r.sluice?.synchronousNormal?.errors ?? 0)
+    const errors =
+      (r.sluice?.synchronousFull?.errors ?? 0) +
+      (r.sluice?.synchronousNormal?.errors ?? 0) +
+      (r.sluice?.metricsOff?.errors ?? 0)
     if (errors > 0) problems.push(`${errors} /v1/batch requests were not answered 200`)
     return {
       figures: [
@@ -63,6 +82,7 @@ const ingest: Scenario = {
           goal: 'ratio ≥ 0.5',
           pass: atLeast(ratio, 0.5),
         },
+        metricsCost('Ingest events/s', full, num(r.sluice?.metricsOff?.eventsPerSecond), 'events/s', r),
         {
           figure: 'The same with SQLite synchronous=NORMAL (not durable on power loss)',
           value: normal,
@@ -119,6 +139,7 @@ const deliver: Scenario = {
           goal: 'ratio ≥ 0.6',
           pass: atLeast(ratio, 0.6),
         },
+        metricsCost('Delivery POSTs/s', sluice, num(r.metricsOff?.perSecond), 'POSTs/s', r),
         {
           figure: `Latency p50, Tracking API ack → receipt, at ${rate}`,
           value: p50,

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings, retrySettings } from './deliver/retry-policy.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from './domain/messages.ts'
+import { otlpTracesUrl } from './observe/tracing.ts'
 
 /**
  * Every setting Sluice reads, with its default. The README's configuration table mirrors this file.
@@ -59,6 +60,26 @@ export interface Config {
   postgresPoolSize: number
   /** `SLUICE_PG_STATEMENT_TIMEOUT_MS`, default 30000 (0 = none): PostgreSQL cancels and rolls back longer statements. */
   postgresStatementTimeoutMs: number
+  /** `SLUICE_METRICS`, default true: `GET /metrics` and the counters behind it; false turns both off. */
+  metrics: boolean
+  /** `SLUICE_METRICS_PUBLIC`, default false: serve `/metrics` without an access token. */
+  metricsPublic: boolean
+  /**
+   * `SLUICE_INGEST_QUEUE_BYTES`, default 32 MiB: accepted calls (serialized) waiting for their commit;
+   * past it the Tracking API answers `503` with `Retry-After` (ingest/overload.ts).
+   */
+  ingestQueueBytes: number
+  /**
+   * Where OpenTelemetry spans go over OTLP/HTTP: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, else
+   * `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`. Unset (default): tracing is off.
+   */
+  otlpTracesUrl: string | undefined
+  /**
+   * `SLUICE_SHUTDOWN_TIMEOUT_MS`, default 25000: a graceful shutdown that has not finished by then (a
+   * store that stopped answering) is abandoned and the process exits 1; claims then return after
+   * their lease. Below a container's usual 30-second grace period, so Sluice says why it stopped.
+   */
+  shutdownTimeoutMs: number
 }
 
 export class ConfigError extends Error {
@@ -129,6 +150,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deliveryConcurrency: integer(env, 'SLUICE_DELIVERY_CONCURRENCY', 32, 1, 1_000),
     postgresPoolSize: integer(env, 'SLUICE_PG_POOL_SIZE', 10, 1, 1_000),
     postgresStatementTimeoutMs: integer(env, 'SLUICE_PG_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    metrics: boolean(env, 'SLUICE_METRICS', true),
+    metricsPublic: boolean(env, 'SLUICE_METRICS_PUBLIC', false),
+    ingestQueueBytes: integer(env, 'SLUICE_INGEST_QUEUE_BYTES', 32 * 1024 * 1024, 1024 * 1024, 2 ** 32),
+    otlpTracesUrl: otlpTracesUrl(env),
+    shutdownTimeoutMs: integer(env, 'SLUICE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 3_600_000),
   }
 }
 

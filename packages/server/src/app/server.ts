@@ -5,12 +5,17 @@ import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors.ts'
 import { GroupCommit } from '../ingest/group-commit.ts'
+import { IngestQueue } from '../ingest/overload.ts'
 import { IngestPipeline } from '../ingest/pipeline.ts'
 import { trackingApi } from '../ingest/tracking-api.ts'
 import { errorBody, HttpError } from '../lib/errors.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
+import { requireAdminToken } from '../manage/auth.ts'
 import { managementApi } from '../manage/management-api.ts'
 import { registerOpenApi } from '../manage/openapi.ts'
+import { createMetrics, type Metrics, NO_METRICS } from '../observe/metrics.ts'
+import { metricsEndpoint } from '../observe/metrics-endpoint.ts'
+import { createTracing } from '../observe/tracing.ts'
 import { ErasureRunner } from '../privacy/erasure-runner.ts'
 import { PrivacyFilter } from '../privacy/privacy-filter.ts'
 import { isStoreUnavailable } from '../store/errors.ts'
@@ -19,6 +24,7 @@ import type { Store } from '../store/store.ts'
 import { resolveAdminToken } from './admin-token.ts'
 import { keepYoungGenerationSmall } from './heap.ts'
 import { Housekeeper } from './housekeeper.ts'
+import { Shutdown } from './shutdown.ts'
 
 /** `SLUICE_TRUST_PROXY` as Fastify takes it: a hop count becomes "the nearest N proxies". */
 function trustedProxies(
@@ -33,11 +39,13 @@ export interface Sluice {
   engine: DeliveryEngine
   config: Config
   logger: Logger
+  /** This process's metrics (`NO_METRICS` when `SLUICE_METRICS=false`). */
+  metrics: Metrics
   /** The admin token in force, and whether it was generated just now (so the CLI prints it once). */
   adminToken: { value: string; generated: boolean }
   /** Starts listening; resolves with the base URL, e.g. `http://127.0.0.1:8080`. */
   listen(): Promise<string>
-  /** Stops accepting, finishes in-flight requests and commits, then closes the store. */
+  /** Graceful shutdown (shutdown.ts): stops accepting, finishes in-flight work, closes the store. */
   close(): Promise<void>
 }
 
@@ -57,6 +65,14 @@ export async function createSluice(
   keepYoungGenerationSmall()
   const store = await openStore(config, logger)
   const adminToken = await resolveAdminToken(config)
+  const ingestQueue = new IngestQueue(config.ingestQueueBytes)
+  const metrics = config.metrics
+    ? createMetrics({
+        backlog: () => store.deliveryBacklog(),
+        ingestQueue: () => ({ bytes: ingestQueue.bytes, messages: ingestQueue.messages }),
+      })
+    : NO_METRICS
+  const tracing = await createTracing(config.otlpTracesUrl)
   const sender = new WebhookSender({
     allowPrivate: config.allowPrivateDestinations,
     timeoutMs: config.retry.requestTimeoutMs,
@@ -73,11 +89,14 @@ export async function createSluice(
     retry: config.retry,
     leaseMs: config.deliveryLeaseMs,
     concurrencyPerDestination: config.deliveryConcurrency,
+    metrics,
+    tracing,
   })
   const groupCommit = new GroupCommit(store, {
     // PostgreSQL commits in parallel on separate pooled connections; SQLite has a single writer.
     maxCommitsInFlight:
       store.kind === 'postgres' ? Math.min(4, Math.max(1, Math.floor(config.postgresPoolSize / 2))) : 1,
+    metrics,
   })
   const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })
 
@@ -85,7 +104,9 @@ export async function createSluice(
     loggerInstance: logger as FastifyBaseLogger,
     // The Tracking API enforces its own 500 KB limit after decompression; this is the transport cap.
     bodyLimit: 1024 * 1024,
-    forceCloseConnections: false,
+    // On close, idle keep-alive connections are dropped at once (requests in flight still finish), or
+    // shutdown would wait for every client's keep-alive to time out.
+    forceCloseConnections: 'idle',
     // Behind a trusted reverse proxy, request.ip (context.ip), .protocol and .host are the client's.
     trustProxy: trustedProxies(config.trustProxy),
     return503OnClosing: true,
@@ -125,6 +146,7 @@ export async function createSluice(
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof HttpError) {
+      if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
       return reply.code(error.statusCode).send(errorBody(error.code, error.message, error.field))
     }
     // The domain's refusals, whichever layer raised them.
@@ -181,13 +203,28 @@ export async function createSluice(
 
   await registerOpenApi(app)
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }))
+  const shutdown = new Shutdown()
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    if (shutdown.stopping) {
+      return reply.code(503).send({ ok: false, store: store.kind, role: config.role, stopping: true })
+    }
     const ok = await store.ping().catch(() => false)
     return reply.code(ok ? 200 : 503).send({ ok, store: store.kind, role: config.role })
   })
+  if (metrics.enabled) {
+    await app.register(metricsEndpoint, {
+      metrics,
+      authenticate: config.metricsPublic ? undefined : requireAdminToken(adminToken.value),
+    })
+  }
   if (config.role !== 'worker') {
     await app.register(trackingApi, {
-      pipeline: new IngestPipeline(store, groupCommit, privacy),
+      pipeline: new IngestPipeline(store, groupCommit, {
+        queue: ingestQueue,
+        metrics,
+        tracing,
+        privacy,
+      }),
       findSource: (writeKey) => store.getSourceByWriteKey(writeKey),
       publicUrl: config.publicUrl,
     })
@@ -200,13 +237,13 @@ export async function createSluice(
     })
   }
 
-  let closed = false
   return {
     app,
     store,
     engine,
     config,
     logger,
+    metrics,
     adminToken,
     async listen() {
       const address = await app.listen({ port: config.port, host: config.host })
@@ -215,17 +252,7 @@ export async function createSluice(
       await erasure.start()
       return address
     },
-    async close() {
-      if (closed) return
-      closed = true
-      housekeeper.stop()
-      await erasure.stop()
-      await app.close() // stops accepting; in-flight requests finish, including their commits
-      await groupCommit.drain()
-      await engine.stop() // in-flight deliveries finish (bounded by the request timeout) and are recorded
-      await sender.close()
-      await privacy.stop()
-      await store.close()
-    },
+    close: () =>
+      shutdown.run({ app, housekeeper, erasure, groupCommit, engine, sender, tracing, privacy, store }),
   }
 }

@@ -14,6 +14,13 @@ export async function start(config: Config): Promise<number> {
     }
     stopping = true
     sluice.logger.info({ signal }, 'shutting down: finishing in-flight requests')
+    setTimeout(() => {
+      sluice?.logger.error(
+        { signal, timeoutMs: config.shutdownTimeoutMs },
+        'graceful shutdown did not finish in time (SLUICE_SHUTDOWN_TIMEOUT_MS): exiting; claimed deliveries return after their lease',
+      )
+      process.exit(1)
+    }, config.shutdownTimeoutMs).unref()
     sluice.close().then(
       () => process.exit(0),
       (error: unknown) => {

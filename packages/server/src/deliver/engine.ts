@@ -18,6 +18,8 @@
 
 import type { Destination } from '../domain/destinations.ts'
 import type { Logger } from '../lib/logger.ts'
+import { type DestinationCounters, type Metrics, NO_METRICS } from '../observe/metrics.ts'
+import { NO_TRACING, type Tracing } from '../observe/tracing.ts'
 import type { ClaimedDelivery, DeliveryOutcome, Store } from '../store/store.ts'
 import { decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
 import { prepareRequest, sendToOpenUrls } from './fan-out.ts'
@@ -40,6 +42,10 @@ export interface DeliveryEngineOptions {
    * erased by a deletion request), and must not go out. Default: never.
    */
   isWithdrawn?: (delivery: ClaimedDelivery) => boolean
+  /** Counts attempts and outcome commits. Default: none. */
+  metrics?: Metrics
+  /** A span per attempt. Default: none. */
+  tracing?: Tracing
 }
 
 /** How long the first outcome after a quiet spell waits for others to share its commit. */
@@ -47,6 +53,7 @@ const OUTCOME_GROUPING_MS = 5
 
 interface DestinationSlot {
   destination: Destination
+  counters: DestinationCounters
   inFlight: number
   /** Claimed (leased) and not yet sent; at most `concurrency` long. */
   ready: ClaimedDelivery[]
@@ -64,11 +71,16 @@ export class DeliveryEngine {
   private readonly concurrency: number
   private readonly pollIntervalMs: number
   private readonly isWithdrawn: (delivery: ClaimedDelivery) => boolean
+  private readonly metrics: Metrics
+  private readonly tracing: Tracing
 
   private readonly slots = new Map<string, DestinationSlot>()
   private destinationsLoadedAt = 0
   private running = false
   private pumping = false
+  /** Resolves when the running pump returns (stop waits for it: a claim in progress is then released). */
+  private pumpEnded: Promise<void> = Promise.resolve()
+  private endPump: () => void = () => {}
   private pumpAgain = false
   private wakeScheduled = false
   private timer: NodeJS.Timeout | undefined
@@ -94,6 +106,8 @@ export class DeliveryEngine {
     this.concurrency = options.concurrencyPerDestination ?? 32
     this.pollIntervalMs = options.pollIntervalMs ?? 1_000
     this.isWithdrawn = options.isWithdrawn ?? (() => false)
+    this.metrics = options.metrics ?? NO_METRICS
+    this.tracing = options.tracing ?? NO_TRACING
     this.groupSize = Math.max(1, Math.floor(this.concurrency / 2))
     if (this.leaseMs <= this.retry.requestTimeoutMs) {
       throw new Error(`The delivery lease (${this.leaseMs} ms) must be longer than the request timeout.`)
@@ -137,6 +151,8 @@ export class DeliveryEngine {
     this.timerAt = Number.POSITIVE_INFINITY
     const unwatch = await this.unwatch
     await unwatch?.()
+    // A claim in progress finishes and, seeing the engine stopped, hands its deliveries back.
+    await this.pumpEnded
     // Claimed but never sent: hand them back so they go out at once after a restart, not after the lease.
     const unsent = [...this.slots.values()].flatMap((slot) =>
       slot.ready.splice(0).map((delivery) => delivery.id),
@@ -171,6 +187,9 @@ export class DeliveryEngine {
       return
     }
     this.pumping = true
+    this.pumpEnded = new Promise((resolve) => {
+      this.endPump = resolve
+    })
     try {
       do {
         this.pumpAgain = false
@@ -188,6 +207,7 @@ export class DeliveryEngine {
       this.scheduleTimer(Date.now() + this.pollIntervalMs)
     } finally {
       this.pumping = false
+      this.endPump()
     }
   }
 
@@ -211,6 +231,7 @@ export class DeliveryEngine {
       else
         this.slots.set(destination.id, {
           destination,
+          counters: this.metrics.destination(destination.id),
           inFlight: 0,
           ready: [],
           unrecorded: 0,
@@ -268,10 +289,15 @@ export class DeliveryEngine {
     slot.inFlight++
     this.sending++
     const { destination } = slot
+    const span = this.tracing.startDelivery(destination.id, delivery)
     try {
       // Its row went with the withdrawal (same transaction): there is nothing to record.
-      if (this.isWithdrawn(delivery)) return
+      if (this.isWithdrawn(delivery)) {
+        span.end({ 'sluice.outcome': 'withdrawn' })
+        return
+      }
       const request = prepareRequest(delivery.payload, destination.settings)
+      const startedAt = performance.now()
       const results = await sendToOpenUrls(this.sender, destination.settings, request, delivery.closedUrls)
       const { outcome, deadLetterReason } = decideOutcome(
         delivery,
@@ -280,6 +306,8 @@ export class DeliveryEngine {
         Date.now(),
         this.retry,
       )
+      slot.counters.attempted((performance.now() - startedAt) / 1000, outcome)
+      span.end({ 'sluice.outcome': outcome.deadLettered ? 'dead_lettered' : outcome.status })
       if (deadLetterReason !== undefined) {
         // The operator's record of why: the delivery now waits for a replay.
         this.logger.warn(
@@ -291,6 +319,7 @@ export class DeliveryEngine {
     } catch (error) {
       // A message that cannot be shaped will never succeed: fail it visibly rather than retry forever.
       this.logger.error({ err: error, deliveryId: delivery.id }, 'delivery could not be prepared')
+      span.fail(error)
       this.recordOutcome(slot, invalidMessageOutcome(delivery, destination.settings, error, Date.now()))
     } finally {
       slot.inFlight--
@@ -331,7 +360,9 @@ export class DeliveryEngine {
       this.pendingOutcomes = []
       const outcomes = batch.map((item) => item.outcome)
       try {
+        const startedAt = performance.now()
         await this.store.recordOutcomes(outcomes)
+        this.metrics.committed('outcomes', (performance.now() - startedAt) / 1000, outcomes.length)
       } catch (error) {
         // The leases run out and these deliveries are attempted again: at-least-once holds.
         this.logger.error({ err: error, count: outcomes.length }, 'recording delivery outcomes failed')

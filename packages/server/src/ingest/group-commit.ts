@@ -1,3 +1,4 @@
+import { type Metrics, NO_METRICS } from '../observe/metrics.ts'
 import type { AcceptedMessage, IngestOutcome, Store } from '../store/store.ts'
 
 /** Per submitted message, in order: true when stored, false when dropped as a duplicate. */
@@ -23,6 +24,7 @@ interface PendingRequest {
 export class GroupCommit {
   private readonly store: Store
   private readonly maxCommitsInFlight: number
+  private readonly metrics: Metrics
   private queue: PendingRequest[] = []
   private readonly flushes = new Set<Promise<void>>()
   private scheduled = false
@@ -32,10 +34,13 @@ export class GroupCommit {
     options: {
       /** Commits running at once. Default 1. */
       maxCommitsInFlight?: number
+      /** Observes each commit's duration and size. Default: none. */
+      metrics?: Metrics
     } = {},
   ) {
     this.store = store
     this.maxCommitsInFlight = options.maxCommitsInFlight ?? 1
+    this.metrics = options.metrics ?? NO_METRICS
   }
 
   /** Resolves once the messages are committed (or dropped as duplicates). */
@@ -75,6 +80,7 @@ export class GroupCommit {
     this.queue = []
     const all = batch.length === 1 ? batch[0]!.messages : batch.flatMap((request) => request.messages)
     let outcome: IngestOutcome
+    const startedAt = performance.now()
     try {
       // The store announces the deliveries this commit created (Store.watch) before it resolves, so
       // the delivery engine is already on them when the requests are answered.
@@ -83,6 +89,7 @@ export class GroupCommit {
       for (const request of batch) request.reject(error)
       return
     }
+    this.metrics.committed('ingest', (performance.now() - startedAt) / 1000, all.length)
     let offset = 0
     for (const request of batch) {
       const stored = outcome.stored.slice(offset, offset + request.messages.length)

@@ -10,12 +10,15 @@
 import { UnauthenticatedError } from '../domain/errors.ts'
 import type { MessageType } from '../domain/messages.ts'
 import type { Source } from '../domain/sources.ts'
+import { type Metrics, NO_METRICS } from '../observe/metrics.ts'
+import { NO_TRACING, type TraceSpan, type Tracing } from '../observe/tracing.ts'
 import { type PrivacyFilter, subjectId } from '../privacy/privacy-filter.ts'
 import { routeTo } from '../route/integrations.ts'
 import type { AcceptedMessage, Store } from '../store/store.ts'
 import { enrichMessage, type RequestContext } from './enrich.ts'
 import type { GroupCommit } from './group-commit.ts'
 import { MAX_MESSAGE_BYTES } from './limits.ts'
+import { type IngestQueue, overloadedError } from './overload.ts'
 import { messageSizeError, validateMessage } from './validate.ts'
 
 /** A call refused by a per-message rule; `index` is its position in the request. */
@@ -33,16 +36,32 @@ export interface AcceptResult {
   rejected: Rejection[]
 }
 
+export interface IngestPipelineOptions {
+  /** Where calls wait for their commit, and the overload limit on it (overload.ts). */
+  queue: IngestQueue
+  /** Counters per source. Default: none. */
+  metrics?: Metrics
+  /** Spans for each request and its commit. Default: none. */
+  tracing?: Tracing
+  /** Drops calls of suppressed users (acknowledged, never stored). Default: none are dropped. */
+  privacy?: PrivacyFilter
+}
+
 export class IngestPipeline {
   private readonly store: Store
   private readonly groupCommit: GroupCommit
+  private readonly queue: IngestQueue
+  private readonly metrics: Metrics
+  private readonly tracing: Tracing
   private readonly privacy: PrivacyFilter | undefined
 
-  /** `privacy`: drops calls of suppressed users (acknowledged, never stored). Without it none are. */
-  constructor(store: Store, groupCommit: GroupCommit, privacy?: PrivacyFilter) {
+  constructor(store: Store, groupCommit: GroupCommit, options: IngestPipelineOptions) {
     this.store = store
     this.groupCommit = groupCommit
-    this.privacy = privacy
+    this.queue = options.queue
+    this.metrics = options.metrics ?? NO_METRICS
+    this.tracing = options.tracing ?? NO_TRACING
+    this.privacy = options.privacy
   }
 
   /**
@@ -82,9 +101,34 @@ export class IngestPipeline {
     request: RequestContext,
     forcedType?: MessageType,
   ): Promise<AcceptResult> {
+    const span = this.tracing.startIngest(source.id, items.length)
+    try {
+      const result = await this.acceptTraced(source, items, request, forcedType, span)
+      span.end({ 'sluice.accepted': result.accepted, 'sluice.rejected': result.rejected.length })
+      return result
+    } catch (error) {
+      span.fail(error)
+      throw error
+    }
+  }
+
+  private async acceptTraced(
+    source: Source,
+    items: unknown[],
+    request: RequestContext,
+    forcedType: MessageType | undefined,
+    requestSpan: TraceSpan,
+  ): Promise<AcceptResult> {
+    const counters = this.metrics.source(source.id)
+    if (this.queue.full) {
+      counters.rejected('overloaded', items.length)
+      throw overloadedError()
+    }
     const accepted: AcceptedMessage[] = []
     const rejected: Rejection[] = []
     let suppressed = 0
+    let tooLarge = 0
+    let acceptedBytes = 0
     for (let index = 0; index < items.length; index++) {
       const item = items[index]
       const candidate =
@@ -114,9 +158,11 @@ export class IngestPipeline {
         const sizeError = messageSizeError(Buffer.byteLength(JSON.stringify(candidate)))
         if (sizeError) {
           rejected.push({ index, error: sizeError })
+          tooLarge++
           continue
         }
       }
+      acceptedBytes += payloadJson.length
       accepted.push({
         sourceId: source.id,
         messageId: payload.messageId as string,
@@ -128,10 +174,38 @@ export class IngestPipeline {
         previousId,
       })
     }
-    // We MUST await the commit: a 200 promises the messages are durable.
-    if (accepted.length > 0) await this.groupCommit.submit(accepted)
-    if (rejected.length > 0) await this.store.countRejected(source.id, rejected.length)
-    if (suppressed > 0) await this.store.countSuppressed(source.id, suppressed)
+    if (accepted.length > 0) {
+      const span = this.tracing.startCommit(requestSpan, accepted)
+      this.queue.enter(acceptedBytes, accepted.length)
+      try {
+        // We MUST await the commit: a 200 promises the messages are durable.
+        const { stored } = await this.groupCommit.submit(accepted)
+        const storedCount = countTrue(stored)
+        counters.accepted(storedCount)
+        if (storedCount < stored.length) counters.deduplicated(stored.length - storedCount)
+        span.end()
+      } catch (error) {
+        span.fail(error)
+        throw error
+      } finally {
+        this.queue.leave(acceptedBytes, accepted.length)
+      }
+    }
+    if (rejected.length > 0) {
+      if (tooLarge > 0) counters.rejected('message_too_large', tooLarge)
+      if (rejected.length > tooLarge) counters.rejected('invalid_message', rejected.length - tooLarge)
+      await this.store.countRejected(source.id, rejected.length)
+    }
+    if (suppressed > 0) {
+      counters.suppressed(suppressed)
+      await this.store.countSuppressed(source.id, suppressed)
+    }
     return { accepted: accepted.length + suppressed, rejected }
   }
+}
+
+function countTrue(flags: boolean[]): number {
+  let count = 0
+  for (const flag of flags) if (flag) count++
+  return count
 }

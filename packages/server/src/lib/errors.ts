@@ -7,6 +7,8 @@ export class HttpError extends Error {
   readonly statusCode: number
   readonly code: string
   readonly field: string | undefined
+  /** Sent as `Retry-After` when set: the request may succeed if repeated after this many seconds. */
+  retryAfterSeconds: number | undefined
 
   constructor(statusCode: number, code: string, message: string, field?: string) {
     super(message)

@@ -140,6 +140,15 @@ export interface ErasureStep {
   done: boolean
 }
 
+/** A destination's deliveries waiting to be sent (the metrics' backlog gauges). */
+export interface DestinationBacklog {
+  destinationId: string
+  pending: number
+  retrying: number
+  /** When the earliest pending or retrying delivery was (or is) due; null when none waits. */
+  oldestDueAt: number | null
+}
+
 /** Which deliveries a count covers; every one when empty. */
 export interface DeliveryCountFilter {
   destinationId?: string
@@ -225,6 +234,8 @@ export interface Store {
    */
   replayDeliveries(filter: ReplayFilter, now: number): Promise<number>
   deliveryStats(destinationId: string): Promise<DeliveryStats>
+  /** Pending and retrying counts and the earliest due time, for every destination that has any. */
+  deliveryBacklog(): Promise<DestinationBacklog[]>
 
   /**
    * Calls `listener` after every committed change that gives the delivery engine something to do:

@@ -656,6 +656,35 @@ export function storeContract(backend: StoreBackend): void {
     })
 
     withStore(
+      'deliveryBacklog: pending and retrying per destination, earliest due time',
+      async ({ store }) => {
+        assert.deepEqual(await store.deliveryBacklog(), [])
+        const before = Date.now()
+        const { destination } = await backlog(store, 6)
+        const quiet = await webhooks(store, [await store.createSource({ name: 'Quiet', enabled: true })])
+        const [first] = await store.deliveryBacklog()
+        assert.equal(first?.destinationId, destination.id)
+        assert.equal(first.pending, 6)
+        assert.equal(first.retrying, 0)
+        assert.ok(
+          first.oldestDueAt !== null && first.oldestDueAt >= before && first.oldestDueAt <= Date.now(),
+        )
+        const retryAt = Date.now() + 60_000
+        const claimed = await store.claimDeliveries(destination.id, 4, Date.now(), 30_000)
+        await store.recordOutcomes(
+          claimed.map((c, i) =>
+            outcome(c, i < 2 ? { status: 'retrying', nextAttemptAt: retryAt } : { status: 'delivered' }),
+          ),
+        )
+        // Claimed deliveries still wait; delivered ones do not; a destination with nothing waiting is absent.
+        assert.deepEqual(await store.deliveryBacklog(), [
+          { destinationId: destination.id, pending: 2, retrying: 2, oldestDueAt: first.oldestDueAt },
+        ])
+        assert.notEqual(quiet.id, destination.id)
+      },
+    )
+
+    withStore(
       'sweep: old messages whose deliveries are all final go, with their deliveries and attempts',
       async ({ store }) => {
         const source = await store.createSource({ name: 'S', enabled: true })

@@ -90,6 +90,14 @@ export interface StateCountRow {
   n: number
 }
 
+/** Waiting deliveries of one destination in one state (pending or retrying). */
+export interface BacklogRow {
+  destination_id: string
+  status: 'pending' | 'retrying'
+  n: number
+  oldest_due_at: number
+}
+
 /** A delivery's new state after an attempt, as its columns take it. */
 export interface OutcomeRow {
   id: number

@@ -16,6 +16,7 @@ import type {
   DeliveryCountFilter,
   DeliveryListFilter,
   DeliveryOutcome,
+  DestinationBacklog,
   DestinationPatch,
   ErasureScope,
   ErasureStep,
@@ -392,6 +393,21 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
 
   async countSuppressed(sourceId: string, count: number): Promise<void> {
     await this.sql.sources.countSuppressed(sourceId, count)
+  }
+
+  async deliveryBacklog(): Promise<DestinationBacklog[]> {
+    const byDestination = new Map<string, DestinationBacklog>()
+    for (const row of await this.sql.deliveries.backlog()) {
+      let backlog = byDestination.get(row.destination_id)
+      if (!backlog) {
+        backlog = { destinationId: row.destination_id, pending: 0, retrying: 0, oldestDueAt: null }
+        byDestination.set(row.destination_id, backlog)
+      }
+      backlog[row.status] = Number(row.n)
+      const due = Number(row.oldest_due_at)
+      backlog.oldestDueAt = backlog.oldestDueAt === null ? due : Math.min(backlog.oldestDueAt, due)
+    }
+    return [...byDestination.values()]
   }
 
   // --- housekeeping ---

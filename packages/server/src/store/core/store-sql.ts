@@ -21,6 +21,7 @@ import type { SourceBatch } from './ingest-plan.ts'
 import type { NotificationCountRow, RegulationRow, SuppressionRow } from './regulation-rows.ts'
 import type {
   AttemptRow,
+  BacklogRow,
   ClaimRow,
   ConnectionRow,
   DeliveryRow,
@@ -162,6 +163,8 @@ export interface DeliveriesSql {
   replay(filter: ReplayFilter, now: number): Awaitable<number>
   count(filter: DeliveryCountFilter): Awaitable<number>
   countByState(destinationId: string): Awaitable<StateCountRow[]>
+  /** Per destination and state (pending, retrying only): how many, and the earliest next_attempt_at. */
+  backlog(): Awaitable<BacklogRow[]>
 }
 
 export interface AttemptsSql {

@@ -48,6 +48,7 @@ export const FORWARDED_METHODS = {
   getDelivery: true,
   replayDeliveries: true,
   deliveryStats: true,
+  deliveryBacklog: true,
   sweep: true,
   createRegulation: true,
   getRegulation: true,

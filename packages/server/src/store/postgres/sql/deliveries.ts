@@ -1,4 +1,4 @@
-import type { DeliveryRow, StateCountRow } from '../../core/rows.ts'
+import type { BacklogRow, DeliveryRow, StateCountRow } from '../../core/rows.ts'
 import type { DeliveriesSql } from '../../core/store-sql.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
@@ -61,6 +61,11 @@ export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
       db.query<StateCountRow>(
         'SELECT status, dead_lettered, count(*) AS n FROM deliveries WHERE destination_id = $1 GROUP BY status, dead_lettered',
         [pgText(destinationId)],
+      ),
+    backlog: () =>
+      db.query<BacklogRow>(
+        `SELECT destination_id, status, count(*) AS n, min(next_attempt_at) AS oldest_due_at FROM deliveries
+         WHERE status IN ('pending', 'retrying') GROUP BY destination_id, status`,
       ),
   }
 }

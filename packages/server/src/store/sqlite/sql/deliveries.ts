@@ -1,5 +1,5 @@
 import type { SQLInputValue } from 'node:sqlite'
-import type { DeliveryRow, StateCountRow } from '../../core/rows.ts'
+import type { BacklogRow, DeliveryRow, StateCountRow } from '../../core/rows.ts'
 import type { DeliveriesSql } from '../../core/store-sql.ts'
 import type { SqliteDatabase } from '../database.ts'
 
@@ -77,5 +77,12 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
           'SELECT status, dead_lettered, COUNT(*) AS n FROM deliveries WHERE destination_id = ? GROUP BY status, dead_lettered',
         )
         .all(destinationId) as unknown as StateCountRow[],
+    backlog: () =>
+      db
+        .sql(
+          `SELECT destination_id, status, COUNT(*) AS n, MIN(next_attempt_at) AS oldest_due_at FROM deliveries
+           WHERE status IN ('pending', 'retrying') GROUP BY destination_id, status`,
+        )
+        .all() as unknown as BacklogRow[],
   }
 }

@@ -1,0 +1,31 @@
+# Sluice: the server, the client library's build and the web app's build, on Node.js 24.
+# Build: docker build -t sluice .   Run: see docker-compose.yml and the README ("Operating Sluice").
+
+# --- build: install every workspace (their install scripts build the web app), build the rest, then
+# drop the development dependencies so only what runs is copied on.
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY . .
+RUN npm install --no-audit --no-fund \
+ && npm run build --workspaces --if-present \
+ && npm prune --omit=dev --no-audit --no-fund \
+ && rm -rf bench packages/*/test .ci
+
+# --- runtime: the pruned tree, owned by root and read-only to the unprivileged user that runs it.
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    SLUICE_DATA_DIR=/data
+WORKDIR /app
+COPY --from=build /app /app
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 8080
+# Node.js exits with the process; SIGTERM is Sluice's graceful shutdown (drain, release, exit 0).
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["node", "packages/server/src/cli/main.ts"]
+CMD ["start"]

@@ -1,0 +1,277 @@
+/**
+ * Sluice's Prometheus metrics (prom-client), served at `GET /metrics` (metrics-endpoint.ts).
+ *
+ * The hot paths report through the small observer interfaces below, once per request, commit or
+ * delivery attempt and never per call: counts are added in one step, and the labelled children of a
+ * source or destination are bound once and kept. With metrics off (`SLUICE_METRICS=false`) the
+ * observers are no-ops and nothing is registered.
+ *
+ * Labels are ids only (source and destination ids, fixed reason and outcome words): never user data or
+ * URLs, so every label set stays bounded by what the operator configured.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import type { DeliveryOutcome, DestinationBacklog } from '../store/store.ts'
+
+/** Why calls were refused, as the `reason` label of `sluice_calls_rejected_total`. */
+export type RejectionReason = 'invalid_message' | 'message_too_large' | 'overloaded'
+
+/** What the ingest pipeline reports about a source's calls: counts per request, never per call. */
+export interface SourceCallCounters {
+  /** Calls stored and routed. */
+  accepted(count: number): void
+  /** Calls dropped because the source sent the same messageId within the dedupe window. */
+  deduplicated(count: number): void
+  /** Calls refused, with the reason. */
+  rejected(reason: RejectionReason, count: number): void
+  /**
+   * Calls answered as usual but dropped because their user is suppressed. The pipeline's
+   * suppression step reports here (one call per request, with the number it dropped).
+   */
+  suppressed(count: number): void
+}
+
+/** What the delivery engine reports about one destination's attempts. */
+export interface DestinationCounters {
+  /** One attempt: how long its requests took, and the delivery's state after it. */
+  attempted(seconds: number, outcome: Pick<DeliveryOutcome, 'status' | 'deadLettered'>): void
+}
+
+/** A group commit: which kind, how long, how many rows it carried. */
+export type CommitKind = 'ingest' | 'outcomes'
+
+export interface Metrics {
+  readonly enabled: boolean
+  /** The counters of one source, bound once (call it per request; it is a map lookup). */
+  source(sourceId: string): SourceCallCounters
+  /** The counters of one destination, bound once. */
+  destination(destinationId: string): DestinationCounters
+  committed(kind: CommitKind, seconds: number, size: number): void
+  /** The Prometheus text exposition of every metric. */
+  render(): Promise<string>
+  readonly contentType: string
+}
+
+export interface MetricsOptions {
+  /** Reads the delivery backlog from the store at scrape time (cached for `backlogCacheMs`). */
+  backlog: (now: number) => Promise<DestinationBacklog[]>
+  /** How long a backlog reading serves scrapes. Default 5 s: the queries are cheap, not free. */
+  backlogCacheMs?: number
+  /** The in-flight ingest queue, read at scrape time. */
+  ingestQueue: () => { bytes: number; messages: number }
+}
+
+const NO_OP_SOURCE: SourceCallCounters = {
+  accepted() {},
+  deduplicated() {},
+  rejected() {},
+  suppressed() {},
+}
+const NO_OP_DESTINATION: DestinationCounters = { attempted() {} }
+
+/** Metrics off: every report is a no-op and `/metrics` is not served. */
+export const NO_METRICS: Metrics = {
+  enabled: false,
+  source: () => NO_OP_SOURCE,
+  destination: () => NO_OP_DESTINATION,
+  committed() {},
+  render: async () => '',
+  contentType: 'text/plain',
+}
+
+/** Request latencies from a fast loopback receiver up to the 5 s timeout and beyond. */
+const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+/** An fsynced commit takes from a fraction of a millisecond to, on a struggling disk, a second. */
+const COMMIT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+/** Rows per commit: one request's calls up to many requests' worth. */
+const GROUP_SIZE_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2500, 5000, 10000]
+
+export function createMetrics(options: MetricsOptions): Metrics {
+  const registry = new Registry()
+  // Event-loop lag, heap, RSS, GC, handles: prom-client's standard process and Node.js metrics.
+  collectDefaultMetrics({ register: registry })
+  const registers = [registry]
+
+  const accepted = new Counter({
+    name: 'sluice_calls_accepted_total',
+    help: 'Calls stored and routed, per source.',
+    labelNames: ['source'] as const,
+    registers,
+  })
+  const deduplicated = new Counter({
+    name: 'sluice_calls_deduplicated_total',
+    help: 'Calls dropped as repeats of a messageId the source sent within the dedupe window, per source.',
+    labelNames: ['source'] as const,
+    registers,
+  })
+  const suppressed = new Counter({
+    name: 'sluice_calls_suppressed_total',
+    help: 'Calls answered as usual but dropped because their user is suppressed, per source.',
+    labelNames: ['source'] as const,
+    registers,
+  })
+  const rejected = new Counter({
+    name: 'sluice_calls_rejected_total',
+    help: 'Calls refused, per source and reason (invalid_message, message_too_large, overloaded).',
+    labelNames: ['source', 'reason'] as const,
+    registers,
+  })
+  const deliveries = new Counter({
+    name: 'sluice_deliveries_total',
+    help: 'Delivery attempts by destination and the state they left the delivery in (delivered, retrying, failed, dead_lettered).',
+    labelNames: ['destination', 'outcome'] as const,
+    registers,
+  })
+  const attemptDuration = new Histogram({
+    name: 'sluice_delivery_attempt_duration_seconds',
+    help: 'How long a delivery attempt took (its requests to every open URL, together), per destination.',
+    labelNames: ['destination'] as const,
+    buckets: ATTEMPT_BUCKETS,
+    registers,
+  })
+  const commitDuration = new Histogram({
+    name: 'sluice_store_commit_duration_seconds',
+    help: 'Store group commits: accepted calls (ingest) and delivery outcomes (outcomes).',
+    labelNames: ['kind'] as const,
+    buckets: COMMIT_BUCKETS,
+    registers,
+  })
+  const commitSize = new Histogram({
+    name: 'sluice_store_commit_group_size',
+    help: 'Rows per store group commit: calls (ingest) or delivery outcomes (outcomes).',
+    labelNames: ['kind'] as const,
+    buckets: GROUP_SIZE_BUCKETS,
+    registers,
+  })
+  const commits = {
+    ingest: { duration: commitDuration.labels('ingest'), size: commitSize.labels('ingest') },
+    outcomes: { duration: commitDuration.labels('outcomes'), size: commitSize.labels('outcomes') },
+  }
+
+  const backlog = new BacklogReader(options.backlog, options.backlogCacheMs ?? 5_000)
+  new Gauge({
+    name: 'sluice_delivery_backlog',
+    help: 'Deliveries waiting, per destination and state (pending, retrying), from the shared store.',
+    labelNames: ['destination', 'state'] as const,
+    registers,
+    async collect() {
+      this.reset()
+      for (const row of await backlog.read()) {
+        this.labels(row.destinationId, 'pending').set(row.pending)
+        this.labels(row.destinationId, 'retrying').set(row.retrying)
+      }
+    },
+  })
+  new Gauge({
+    name: 'sluice_delivery_oldest_due_age_seconds',
+    help: 'How long the longest-waiting due delivery of a destination has been due (0 when none is).',
+    labelNames: ['destination'] as const,
+    registers,
+    async collect() {
+      this.reset()
+      const now = Date.now()
+      for (const row of await backlog.read()) {
+        const age = row.oldestDueAt === null ? 0 : Math.max(0, now - row.oldestDueAt) / 1000
+        this.labels(row.destinationId).set(age)
+      }
+    },
+  })
+  new Gauge({
+    name: 'sluice_ingest_queue_bytes',
+    help: 'Serialized bytes of accepted calls waiting for their commit (the overload limit applies to it).',
+    registers,
+    collect() {
+      this.set(options.ingestQueue().bytes)
+    },
+  })
+  new Gauge({
+    name: 'sluice_ingest_queue_messages',
+    help: 'Accepted calls waiting for their commit (the overload limit applies to it).',
+    registers,
+    collect() {
+      this.set(options.ingestQueue().messages)
+    },
+  })
+
+  /** A labelled child, shown as 0 from the start so that rates and absent-series alerts work. */
+  const bound = <T extends { inc(value: number): void }>(child: T): T => {
+    child.inc(0)
+    return child
+  }
+  const sources = new Map<string, SourceCallCounters>()
+  const destinations = new Map<string, DestinationCounters>()
+  return {
+    enabled: true,
+    contentType: registry.contentType,
+    source(sourceId) {
+      let counters = sources.get(sourceId)
+      if (!counters) {
+        const acceptedChild = bound(accepted.labels(sourceId))
+        const deduplicatedChild = bound(deduplicated.labels(sourceId))
+        const suppressedChild = bound(suppressed.labels(sourceId))
+        const rejectedChildren = {
+          invalid_message: bound(rejected.labels(sourceId, 'invalid_message')),
+          message_too_large: bound(rejected.labels(sourceId, 'message_too_large')),
+          overloaded: bound(rejected.labels(sourceId, 'overloaded')),
+        }
+        counters = {
+          accepted: (count) => acceptedChild.inc(count),
+          deduplicated: (count) => deduplicatedChild.inc(count),
+          suppressed: (count) => suppressedChild.inc(count),
+          rejected: (reason, count) => rejectedChildren[reason].inc(count),
+        }
+        sources.set(sourceId, counters)
+      }
+      return counters
+    },
+    destination(destinationId) {
+      let counters = destinations.get(destinationId)
+      if (!counters) {
+        const duration = attemptDuration.labels(destinationId)
+        const outcomes = {
+          delivered: bound(deliveries.labels(destinationId, 'delivered')),
+          retrying: bound(deliveries.labels(destinationId, 'retrying')),
+          failed: bound(deliveries.labels(destinationId, 'failed')),
+          dead_lettered: bound(deliveries.labels(destinationId, 'dead_lettered')),
+        }
+        counters = {
+          attempted(seconds, outcome) {
+            duration.observe(seconds)
+            outcomes[outcome.deadLettered ? 'dead_lettered' : outcome.status].inc()
+          },
+        }
+        destinations.set(destinationId, counters)
+      }
+      return counters
+    },
+    committed(kind, seconds, size) {
+      commits[kind].duration.observe(seconds)
+      commits[kind].size.observe(size)
+    },
+    render: () => registry.metrics(),
+  }
+}
+
+/** The backlog query's last answer, kept for `ttlMs`; concurrent scrapes share one query. */
+class BacklogReader {
+  private cached: { at: number; rows: Promise<DestinationBacklog[]> } | undefined
+  private readonly query: (now: number) => Promise<DestinationBacklog[]>
+  private readonly ttlMs: number
+
+  constructor(query: (now: number) => Promise<DestinationBacklog[]>, ttlMs: number) {
+    this.query = query
+    this.ttlMs = ttlMs
+  }
+
+  read(): Promise<DestinationBacklog[]> {
+    const now = Date.now()
+    if (!this.cached || now - this.cached.at >= this.ttlMs) {
+      const rows = this.query(now).catch(() => {
+        // A store that cannot answer leaves the gauges empty for this scrape; the next one asks again.
+        this.cached = undefined
+        return []
+      })
+      this.cached = { at: now, rows }
+    }
+    return this.cached.rows
+  }
+}
