@@ -44,6 +44,12 @@ describe('GET /metrics after known traffic', () => {
     sourceId = source.id
     delivered = await webhookDestination(sluice, 'Accepting', source.id, `${okReceiver.url}/hook`)
     refused = await webhookDestination(sluice, 'Refusing', source.id, `${refusingReceiver.url}/hook`)
+    const suppression = await sluice.api('POST', '/api/v1/regulations', {
+      regulationType: 'SUPPRESS_ONLY',
+      subjectType: 'USER_ID',
+      subjectIds: ['forgotten'],
+    })
+    assert.equal(suppression.status, 201, JSON.stringify(suppression.body))
 
     const batch = {
       batch: [
@@ -52,11 +58,13 @@ describe('GET /metrics after known traffic', () => {
         trackCall({ messageId: 'm-3' }),
         { type: 'track', userId: 'u' }, // no event: invalid
         trackCall({ messageId: 'm-big', properties: { blob: 'x'.repeat(40_000) } }), // over 32 KB
+        trackCall({ messageId: 's-1', userId: 'forgotten' }), // suppressed: acknowledged, dropped
+        trackCall({ messageId: 's-2', userId: 'forgotten' }),
       ],
     }
     const first = await send(sluice.url, '/v1/batch', batch, { writeKey: source.writeKey })
     assert.equal(first.status, 200)
-    assert.equal(first.body.accepted, 3)
+    assert.equal(first.body.accepted, 5) // the suppressed calls count as accepted in the answer
     // The same batch again: the three valid calls are duplicates now, the two others rejected again.
     const second = await send(sluice.url, '/v1/batch', batch, { writeKey: source.writeKey })
     assert.equal(second.status, 200)
@@ -83,7 +91,8 @@ describe('GET /metrics after known traffic', () => {
     const source = { source: sourceId }
     assert.equal(sampleValue(samples, 'sluice_calls_accepted_total', source), 3)
     assert.equal(sampleValue(samples, 'sluice_calls_deduplicated_total', source), 3)
-    assert.equal(sampleValue(samples, 'sluice_calls_suppressed_total', source), 0)
+    // Suppressed calls are dropped before the dedupe check: both batches count them.
+    assert.equal(sampleValue(samples, 'sluice_calls_suppressed_total', source), 4)
     assert.equal(
       sampleValue(samples, 'sluice_calls_rejected_total', { ...source, reason: 'invalid_message' }),
       2,
