@@ -54,10 +54,15 @@ export class RegulationService {
 
   /** Newest first. */
   async list(filter: { status?: RegulationStatus; limit?: number } = {}): Promise<Regulation[]> {
-    return this.store.listRegulations({
-      ...(filter.status ? { status: filter.status } : {}),
-      limit: filter.limit ?? REGULATION_PAGE_SIZE.default,
-    })
+    const { status, limit = REGULATION_PAGE_SIZE.default } = filter
+    // The schema's maximum does not catch every number JSON can spell (1e309 parses as Infinity).
+    if (!Number.isInteger(limit) || limit < 1 || limit > REGULATION_PAGE_SIZE.max) {
+      throw new ValidationError(
+        '/limit',
+        `limit must be a whole number from 1 to ${REGULATION_PAGE_SIZE.max}; got ${limit}.`,
+      )
+    }
+    return this.store.listRegulations({ ...(status ? { status } : {}), limit })
   }
 
   async get(id: string): Promise<Regulation> {

@@ -269,6 +269,18 @@ describe('privacy: deletion and suppression through the APIs', () => {
     }
     assert.equal((await sluice.api('GET', '/api/v1/regulations?limit=500')).body.regulations.length, before)
     assert.equal((await sluice.api('GET', '/api/v1/regulations/reg_missing')).status, 404)
+    for (const query of [
+      'limit=1e309',
+      'limit=0',
+      'limit=501',
+      'limit=abc',
+      'status=DONE',
+      'stauts=FINISHED',
+    ]) {
+      const listed = await sluice.api('GET', `/api/v1/regulations?${query}`)
+      assert.equal(listed.status, 400, `${query}: ${JSON.stringify(listed.body)}`)
+      assert.equal(listed.body.error.code, 'validation_failed')
+    }
   })
 })
 

@@ -41,9 +41,7 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
   }
 
   const unsuppress = (work: RegulationWork) => {
-    const remove = db.sql(
-      'DELETE FROM suppressions WHERE user_id = ?2 AND (?1 IS NULL OR source_id IN (SELECT value FROM json_each(?1)))',
-    )
+    const remove = db.sql(`DELETE FROM suppressions WHERE user_id = ?2 AND ${IN_SCOPE}`)
     const scope = work.sourceIds === null ? null : JSON.stringify(work.sourceIds)
     for (const userId of work.userIds) remove.run(scope, userId)
   }
