@@ -9,6 +9,7 @@ import { IngestPipeline } from '../ingest/pipeline.ts'
 import { trackingApi } from '../ingest/tracking-api.ts'
 import { errorBody, HttpError } from '../lib/errors.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
+import { AccessControl } from '../manage/access-control.ts'
 import { managementApi } from '../manage/management-api.ts'
 import { registerOpenApi } from '../manage/openapi.ts'
 import { isStoreUnavailable } from '../store/errors.ts'
@@ -188,7 +189,7 @@ export async function createSluice(
     await app.register(managementApi, {
       prefix: '/api/v1',
       store,
-      adminToken: adminToken.value,
+      access: new AccessControl({ store, adminToken: adminToken.value }),
       testSender: engine,
     })
   }

@@ -3,6 +3,7 @@
  */
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
 import type { DestinationService } from '../domain/destination-service.ts'
+import { canSeeSecrets } from './auth.ts'
 import {
   createDestinationSchema,
   deleteDestinationSchema,
@@ -21,12 +22,12 @@ export const destinationEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
     return reply.code(201).send(destinationView(created))
   })
 
-  app.get('/destinations', { schema: listDestinationsSchema }, async () => ({
-    destinations: (await destinations.list()).map(destinationView),
+  app.get('/destinations', { schema: listDestinationsSchema }, async (request) => ({
+    destinations: (await destinations.list()).map((item) => destinationView(item, canSeeSecrets(request))),
   }))
 
   app.get('/destinations/:id', { schema: getDestinationSchema }, async (request) =>
-    destinationView(await destinations.get(request.params.id)),
+    destinationView(await destinations.get(request.params.id), canSeeSecrets(request)),
   )
 
   app.patch('/destinations/:id', { schema: updateDestinationSchema }, async (request) =>

@@ -1,5 +1,6 @@
 /**
- * The management API plugin, registered under `/api/v1`. Every route in it requires the admin token.
+ * The management API plugin, registered under `/api/v1`. Every route in it but sign-in requires a token
+ * (the admin token, an access token, or a web-app session); viewer tokens may only read.
  * Its endpoints only translate: they take the validated request, call the domain services (which
  * hold the product's rules and are shared with the CLI), and render the answer.
  */
@@ -8,27 +9,32 @@ import { DeliveryService } from '../domain/delivery-service.ts'
 import { DestinationService } from '../domain/destination-service.ts'
 import { SourceService } from '../domain/source-service.ts'
 import { TestEventService, type TestSender } from '../domain/test-event.ts'
+import { TokenService } from '../domain/token-service.ts'
 import type { Store } from '../store/store.ts'
-import { requireAdminToken } from './auth.ts'
+import type { AccessControl } from './access-control.ts'
+import { requireAccess } from './auth.ts'
 import { deliveryEndpoints } from './delivery-endpoints.ts'
 import { destinationEndpoints } from './destination-endpoints.ts'
 import { rephraseRequestError } from './request-errors.ts'
 import { checkBodyStrictly, checkQueryStrictly, formatSchemaError } from './request-validation.ts'
+import { sessionEndpoints } from './session-endpoints.ts'
 import { sourceEndpoints } from './source-endpoints.ts'
+import { tokenEndpoints } from './token-endpoints.ts'
 
 export interface ManagementApiOptions {
   store: Store
-  adminToken: string
+  /** Who may call: the admin token, access tokens, sessions. */
+  access: AccessControl
   /** Sends test events (`POST /destinations/:id/test`) like real deliveries: the delivery engine. */
   testSender: TestSender
 }
 
 export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
   app,
-  { store, adminToken, testSender },
+  { store, access, testSender },
 ) => {
   // Hooks and the formatter apply to this plugin only (Fastify encapsulation), not to the Tracking API.
-  app.addHook('onRequest', requireAdminToken(adminToken))
+  app.decorateRequest('principal', null)
   app.addHook('preValidation', checkBodyStrictly)
   app.addHook('preValidation', checkQueryStrictly)
   app.setSchemaErrorFormatter(formatSchemaError)
@@ -37,10 +43,15 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
     throw rephraseRequestError(error)
   })
 
-  await app.register(sourceEndpoints, { sources: new SourceService(store) })
-  await app.register(destinationEndpoints, { destinations: new DestinationService(store) })
-  await app.register(deliveryEndpoints, {
-    deliveries: new DeliveryService(store),
-    testEvents: new TestEventService({ store, sender: testSender }),
+  await app.register(sessionEndpoints, { access })
+  await app.register(async (protectedApi) => {
+    protectedApi.addHook('onRequest', requireAccess(access))
+    await protectedApi.register(sourceEndpoints, { sources: new SourceService(store) })
+    await protectedApi.register(destinationEndpoints, { destinations: new DestinationService(store) })
+    await protectedApi.register(deliveryEndpoints, {
+      deliveries: new DeliveryService(store),
+      testEvents: new TestEventService({ store, sender: testSender }),
+    })
+    await protectedApi.register(tokenEndpoints, { tokens: new TokenService(store) })
   })
 }

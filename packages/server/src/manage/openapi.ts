@@ -28,6 +28,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           description:
             'What happened to each message at each destination: attempts, replays, test sends and counters.',
         },
+        { name: 'Access', description: 'Access tokens (admin or viewer) and web-app sign-in.' },
       ],
       components: {
         securitySchemes: {
@@ -35,7 +36,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             type: 'http',
             scheme: 'bearer',
             description:
-              'The admin token printed at first start (kept in the data directory) or SLUICE_ADMIN_TOKEN.',
+              'The admin token printed at first start (kept in the data directory) or SLUICE_ADMIN_TOKEN, or an access token (POST /api/v1/tokens).',
           },
           writeKey: {
             type: 'http',

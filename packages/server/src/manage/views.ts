@@ -1,28 +1,40 @@
 /**
  * How domain records look through the management API: ISO 8601 times, and destination settings
- * without the shared secret (only whether one is set). The view types come from the response schemas.
+ * without the shared secret (only whether one is set). Callers who may not see secrets (viewer tokens)
+ * get write keys and header values masked. The view types come from the response schemas.
  */
 import { toAttemptRecord } from '../deliver/delivery-outcome.ts'
 import type { AttemptResult } from '../deliver/http-sender.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
+import type { AccessToken } from '../domain/tokens.ts'
+import type { TokenView } from './access-schemas.ts'
 import type { AttemptResultView, AttemptView, DeliveryStatsView, DeliveryView } from './delivery-schemas.ts'
 import type { DestinationView } from './destination-schemas.ts'
 import type { SourceView } from './source-schemas.ts'
 
-export function sourceView({ source, stats }: SourceWithStats): SourceView {
+/** What a secret reads back as for callers who may not see it. */
+export const MASKED = '••••••••'
+
+export function sourceView({ source, stats }: SourceWithStats, revealSecrets = true): SourceView {
   return {
     id: source.id,
     name: source.name,
-    writeKey: source.writeKey,
+    writeKey: revealSecrets ? source.writeKey : MASKED,
     enabled: source.enabled,
     createdAt: iso(source.createdAt),
     stats: { accepted: stats.accepted, duplicates: stats.duplicates, rejected: stats.rejected },
   }
 }
 
-export function destinationView({ destination, stats }: DestinationWithStats): DestinationView {
+export function destinationView(
+  { destination, stats }: DestinationWithStats,
+  revealSecrets = true,
+): DestinationView {
+  // Header values often carry credentials (API keys, basic auth), so viewers see none of them.
+  const headerValues = (headers: Record<string, string>) =>
+    revealSecrets ? { ...headers } : Object.fromEntries(Object.keys(headers).map((name) => [name, MASKED]))
   return {
     id: destination.id,
     name: destination.name,
@@ -30,7 +42,10 @@ export function destinationView({ destination, stats }: DestinationWithStats): D
     enabled: destination.enabled,
     sourceIds: [...destination.sourceIds],
     settings: {
-      webhooks: destination.settings.webhooks.map(({ url, headers }) => ({ url, headers: { ...headers } })),
+      webhooks: destination.settings.webhooks.map(({ url, headers }) => ({
+        url,
+        headers: headerValues(headers),
+      })),
       sharedSecretSet: destination.settings.sharedSecret !== null,
     },
     createdAt: iso(destination.createdAt),
@@ -85,6 +100,16 @@ function attemptView(attempt: DeliveryAttempt): AttemptView {
 export function attemptResultView(result: AttemptResult): AttemptResultView {
   const { attemptedAt: _attemptedAt, ...view } = toAttemptRecord(result)
   return view
+}
+
+export function tokenView(token: AccessToken): TokenView {
+  return {
+    id: token.id,
+    name: token.name,
+    role: token.role,
+    createdAt: iso(token.createdAt),
+    lastUsedAt: isoOrNull(token.lastUsedAt),
+  }
 }
 
 function iso(epochMs: number): string {

@@ -19,6 +19,7 @@ import type {
 import type { Destination, DestinationType, WebhooksSettings } from '../domain/destinations.ts'
 import type { MessageType } from '../domain/messages.ts'
 import type { Source, SourceStats } from '../domain/sources.ts'
+import type { AccessToken, TokenRole } from '../domain/tokens.ts'
 
 export interface NewSource {
   name: string
@@ -30,6 +31,13 @@ export interface SourcePatch {
   enabled?: boolean
   /** When true, a new write key replaces the old one, which stops working at once. */
   rotateWriteKey?: boolean
+}
+
+export interface NewAccessToken {
+  name: string
+  role: TokenRole
+  /** Hex SHA-256 of the token; the token itself is never stored. */
+  tokenHash: string
 }
 
 export interface NewDestination {
@@ -196,6 +204,16 @@ export interface Store {
    * arrive. Resolves, once listening, with a function that stops listening.
    */
   watch(listener: (event: StoreEvent) => void): Promise<() => Promise<void>>
+
+  // --- access tokens ---
+  createToken(input: NewAccessToken): Promise<AccessToken>
+  /** Oldest first. */
+  listTokens(): Promise<AccessToken[]>
+  getToken(id: string): Promise<AccessToken | null>
+  findTokenByHash(tokenHash: string): Promise<AccessToken | null>
+  /** Records a use of the token at `at`. */
+  touchToken(id: string, at: number): Promise<void>
+  deleteToken(id: string): Promise<boolean>
 
   // --- housekeeping ---
   /**

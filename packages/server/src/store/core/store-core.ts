@@ -8,6 +8,7 @@ import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/
 import type { Destination } from '../../domain/destinations.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
 import { NO_TRAFFIC_YET, type Source, type SourceStats } from '../../domain/sources.ts'
+import type { AccessToken } from '../../domain/tokens.ts'
 import { newId, newSecretToken } from '../../lib/ids.ts'
 import type {
   AcceptedMessage,
@@ -17,6 +18,7 @@ import type {
   DeliveryOutcome,
   DestinationPatch,
   IngestOutcome,
+  NewAccessToken,
   NewDestination,
   NewSource,
   ReplayFilter,
@@ -32,6 +34,7 @@ import { applyMigrations } from './migrations.ts'
 import {
   type DeliveryRow,
   settingsText,
+  toAccessToken,
   toClaimedDeliveries,
   toDeliveries,
   toDestinations,
@@ -283,6 +286,43 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       await this.sql.deliveries.countByState(destinationId),
       await this.sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
     )
+  }
+
+  // --- access tokens ---
+
+  async createToken(input: NewAccessToken): Promise<AccessToken> {
+    const row = {
+      id: newId('tok'),
+      name: input.name,
+      role: input.role,
+      token_hash: input.tokenHash,
+      created_at: Date.now(),
+      last_used_at: null,
+    }
+    await this.sql.tokens.insert(row)
+    return toAccessToken(row)
+  }
+
+  async listTokens(): Promise<AccessToken[]> {
+    return (await this.sql.tokens.list()).map(toAccessToken)
+  }
+
+  async getToken(id: string): Promise<AccessToken | null> {
+    const row = await this.sql.tokens.get(id)
+    return row ? toAccessToken(row) : null
+  }
+
+  async findTokenByHash(tokenHash: string): Promise<AccessToken | null> {
+    const row = await this.sql.tokens.getByHash(tokenHash)
+    return row ? toAccessToken(row) : null
+  }
+
+  async touchToken(id: string, at: number): Promise<void> {
+    await this.sql.tokens.touch(id, at)
+  }
+
+  async deleteToken(id: string): Promise<boolean> {
+    return this.sql.tokens.delete(id)
   }
 
   // --- housekeeping ---

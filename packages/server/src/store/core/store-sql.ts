@@ -28,6 +28,7 @@ import type {
   OutcomeRows,
   SourceRow,
   StateCountRow,
+  TokenRow,
 } from './rows.ts'
 
 export type Awaitable<T> = T | Promise<T>
@@ -44,6 +45,7 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   deliveries: DeliveriesSql
   attempts: AttemptsSql
   sweep: SweepSql
+  tokens: TokensSql
 
   // The hot statements, one module each.
   /**
@@ -186,4 +188,14 @@ export interface SweepStatements {
    * keeps keys apart from messages (its `dedupe_keys`); SQLite dedupes against messages and has none.
    */
   expireDedupeKeys(before: number, limit: number): Awaitable<number>
+}
+
+export interface TokensSql {
+  insert(row: TokenRow): Awaitable<void>
+  /** Oldest first. */
+  list(): Awaitable<TokenRow[]>
+  get(id: string): Awaitable<TokenRow | undefined>
+  getByHash(tokenHash: string): Awaitable<TokenRow | undefined>
+  touch(id: string, at: number): Awaitable<void>
+  delete(id: string): Awaitable<boolean>
 }

@@ -37,6 +37,7 @@ import { postgresMigrations } from './sql/migrations.ts'
 import { postgresRecordOutcomes } from './sql/record-outcomes.ts'
 import { postgresSources } from './sql/sources.ts'
 import { postgresSweep } from './sql/sweep.ts'
+import { postgresTokens } from './sql/tokens.ts'
 
 export type { PostgresStoreOptions } from './connection.ts'
 
@@ -58,6 +59,7 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     deliveries: postgresDeliveries(db),
     attempts: postgresAttempts(db),
     sweep: postgresSweep(db),
+    tokens: postgresTokens(db),
     ingest: postgresIngest(db),
     claimDeliveries: postgresClaimDeliveries(db),
     recordOutcomes: postgresRecordOutcomes(db),

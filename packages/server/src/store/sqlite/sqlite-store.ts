@@ -18,6 +18,7 @@ import { sqliteMigrations } from './sql/migrations.ts'
 import { sqliteRecordOutcomes } from './sql/record-outcomes.ts'
 import { sqliteSources } from './sql/sources.ts'
 import { sqliteSweep } from './sql/sweep.ts'
+import { sqliteTokens } from './sql/tokens.ts'
 
 export interface SqliteStoreOptions extends SqliteDatabaseOptions, Pick<StoreCoreOptions, 'dedupeWindowMs'> {}
 
@@ -33,6 +34,7 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     deliveries: sqliteDeliveries(db),
     attempts: sqliteAttempts(db),
     sweep: sqliteSweep(db),
+    tokens: sqliteTokens(db),
     ingest: sqliteIngest(db),
     claimDeliveries: sqliteClaimDeliveries(db),
     recordOutcomes: sqliteRecordOutcomes(db),

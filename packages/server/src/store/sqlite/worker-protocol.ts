@@ -48,6 +48,12 @@ export const FORWARDED_METHODS = {
   getDelivery: true,
   replayDeliveries: true,
   deliveryStats: true,
+  createToken: true,
+  listTokens: true,
+  getToken: true,
+  findTokenByHash: true,
+  touchToken: true,
+  deleteToken: true,
   sweep: true,
 } as const satisfies Record<ForwardedMethod, true>
 
