@@ -5,6 +5,7 @@ import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors.ts'
 import { GroupCommit } from '../ingest/group-commit.ts'
+import { LiveCalls } from '../ingest/live-calls.ts'
 import { IngestPipeline } from '../ingest/pipeline.ts'
 import { trackingApi } from '../ingest/tracking-api.ts'
 import { errorBody, HttpError } from '../lib/errors.ts'
@@ -18,6 +19,7 @@ import type { Store } from '../store/store.ts'
 import { resolveAdminToken } from './admin-token.ts'
 import { keepYoungGenerationSmall } from './heap.ts'
 import { Housekeeper } from './housekeeper.ts'
+import { isAppNavigation, registerWebApp, sendAppShell } from './web-app.ts'
 
 /** `SLUICE_TRUST_PROXY` as Fastify takes it: a hop count becomes "the nearest N proxies". */
 function trustedProxies(
@@ -163,15 +165,18 @@ export async function createSluice(
       .code(status)
       .send(errorBody(fastifyError.code?.toLowerCase() ?? 'bad_request', fastifyError.message))
   })
+  const webApp = config.role !== 'worker'
   app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .send(
-        errorBody(
-          'not_found',
-          `No route ${request.method} ${request.url}. See /api/openapi.json for the API.`,
-        ),
-      ),
+    webApp && reply.sendFile !== undefined && isAppNavigation(request)
+      ? sendAppShell(reply)
+      : reply
+          .code(404)
+          .send(
+            errorBody(
+              'not_found',
+              `No route ${request.method} ${request.url}. See /api/openapi.json for the API.`,
+            ),
+          ),
   )
 
   await registerOpenApi(app)
@@ -181,7 +186,9 @@ export async function createSluice(
     return reply.code(ok ? 200 : 503).send({ ok, store: store.kind, role: config.role })
   })
   if (config.role !== 'worker') {
+    const liveCalls = new LiveCalls()
     await app.register(trackingApi, {
+      liveCalls,
       pipeline: new IngestPipeline(store, groupCommit),
       findSource: (writeKey) => store.getSourceByWriteKey(writeKey),
       publicUrl: config.publicUrl,
@@ -191,7 +198,9 @@ export async function createSluice(
       store,
       access: new AccessControl({ store, adminToken: adminToken.value }),
       testSender: engine,
+      liveCalls,
     })
+    await registerWebApp(app)
   }
 
   let closed = false

@@ -10,11 +10,13 @@ import { DestinationService } from '../domain/destination-service.ts'
 import { SourceService } from '../domain/source-service.ts'
 import { TestEventService, type TestSender } from '../domain/test-event.ts'
 import { TokenService } from '../domain/token-service.ts'
+import type { LiveCalls } from '../ingest/live-calls.ts'
 import type { Store } from '../store/store.ts'
 import type { AccessControl } from './access-control.ts'
 import { requireAccess } from './auth.ts'
 import { deliveryEndpoints } from './delivery-endpoints.ts'
 import { destinationEndpoints } from './destination-endpoints.ts'
+import { liveEndpoints } from './live-endpoints.ts'
 import { rephraseRequestError } from './request-errors.ts'
 import { checkBodyStrictly, checkQueryStrictly, formatSchemaError } from './request-validation.ts'
 import { sessionEndpoints } from './session-endpoints.ts'
@@ -27,11 +29,13 @@ export interface ManagementApiOptions {
   access: AccessControl
   /** Sends test events (`POST /destinations/:id/test`) like real deliveries: the delivery engine. */
   testSender: TestSender
+  /** The Tracking API's judged calls, for the live debugger. */
+  liveCalls: LiveCalls
 }
 
 export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
   app,
-  { store, access, testSender },
+  { store, access, testSender, liveCalls },
 ) => {
   // Hooks and the formatter apply to this plugin only (Fastify encapsulation), not to the Tracking API.
   app.decorateRequest('principal', null)
@@ -46,9 +50,12 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
   await app.register(sessionEndpoints, { access })
   await app.register(async (protectedApi) => {
     protectedApi.addHook('onRequest', requireAccess(access))
-    await protectedApi.register(sourceEndpoints, { sources: new SourceService(store) })
+    const sources = new SourceService(store)
+    await protectedApi.register(sourceEndpoints, { sources })
+    await protectedApi.register(liveEndpoints, { sources, liveCalls })
     await protectedApi.register(destinationEndpoints, { destinations: new DestinationService(store) })
     await protectedApi.register(deliveryEndpoints, {
+      store,
       deliveries: new DeliveryService(store),
       testEvents: new TestEventService({ store, sender: testSender }),
     })

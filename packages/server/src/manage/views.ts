@@ -6,11 +6,18 @@
 import { toAttemptRecord } from '../deliver/delivery-outcome.ts'
 import type { AttemptResult } from '../deliver/http-sender.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
+import type { DeliveryRequest } from '../domain/delivery-request.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
 import type { AccessToken } from '../domain/tokens.ts'
 import type { TokenView } from './access-schemas.ts'
-import type { AttemptResultView, AttemptView, DeliveryStatsView, DeliveryView } from './delivery-schemas.ts'
+import type {
+  AttemptResultView,
+  AttemptView,
+  DeliveryRequestView,
+  DeliveryStatsView,
+  DeliveryView,
+} from './delivery-schemas.ts'
 import type { DestinationView } from './destination-schemas.ts'
 import type { SourceView } from './source-schemas.ts'
 
@@ -28,13 +35,27 @@ export function sourceView({ source, stats }: SourceWithStats, revealSecrets = t
   }
 }
 
+/** Static header values often carry credentials (API keys, basic auth), so viewers see none of them. */
+function staticHeaderValues(headers: Record<string, string>, revealSecrets: boolean): Record<string, string> {
+  return revealSecrets
+    ? { ...headers }
+    : Object.fromEntries(Object.keys(headers).map((name) => [name, MASKED]))
+}
+
+export function deliveryRequestView(request: DeliveryRequest, revealSecrets: boolean): DeliveryRequestView {
+  return {
+    body: request.body,
+    requests: request.requests.map(({ url, staticHeaders, sluiceHeaders }) => ({
+      url,
+      headers: { ...staticHeaderValues(staticHeaders, revealSecrets), ...sluiceHeaders },
+    })),
+  }
+}
+
 export function destinationView(
   { destination, stats }: DestinationWithStats,
   revealSecrets = true,
 ): DestinationView {
-  // Header values often carry credentials (API keys, basic auth), so viewers see none of them.
-  const headerValues = (headers: Record<string, string>) =>
-    revealSecrets ? { ...headers } : Object.fromEntries(Object.keys(headers).map((name) => [name, MASKED]))
   return {
     id: destination.id,
     name: destination.name,
@@ -44,7 +65,7 @@ export function destinationView(
     settings: {
       webhooks: destination.settings.webhooks.map(({ url, headers }) => ({
         url,
-        headers: headerValues(headers),
+        headers: staticHeaderValues(headers, revealSecrets),
       })),
       sharedSecretSet: destination.settings.sharedSecret !== null,
     },

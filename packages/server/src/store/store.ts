@@ -118,6 +118,14 @@ export interface DeliveryCountFilter {
 /** One page of a destination's deliveries, newest first. `before` is an id cursor. */
 export interface DeliveryListFilter {
   status?: DeliveryStatus
+  /** Only deliveries of messages of this type. */
+  type?: MessageType
+  /** Only deliveries of messages with this `userId`. */
+  userId?: string
+  /** Only deliveries created at or after this time (epoch ms). */
+  since?: number
+  /** Only deliveries created before this time (epoch ms). */
+  until?: number
   limit: number
   before?: number
 }
