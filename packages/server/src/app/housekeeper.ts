@@ -1,7 +1,10 @@
 import type { Logger } from '../lib/logger.ts'
 import type { Store } from '../store/store.ts'
 
-/** Runs retention in the background, once a minute (and once shortly after start). */
+/**
+ * Runs retention and the delivery roll-ups (the charts' per-minute figures) in the background, once a
+ * minute (and once shortly after start).
+ */
 export class Housekeeper {
   private timer: NodeJS.Timeout | undefined
   private firstRun: NodeJS.Timeout | undefined
@@ -33,6 +36,9 @@ export class Housekeeper {
 
   async runOnce(now = Date.now()): Promise<{ messages: number }> {
     try {
+      await this.store.rollUpDeliveries(now).catch((error: unknown) => {
+        this.logger.error({ err: error }, 'delivery roll-up failed')
+      })
       const swept = await this.store.sweep(now - this.retentionMs)
       if (swept.messages) this.logger.info(swept, 'retention sweep')
       return swept

@@ -199,6 +199,7 @@ export async function createSluice(
       access: new AccessControl({ store, adminToken: adminToken.value }),
       testSender: engine,
       liveCalls,
+      allowPrivateDestinations: config.allowPrivateDestinations,
     })
     await registerWebApp(app)
   }

@@ -16,6 +16,7 @@ import {
 import { ValidationError } from './errors.ts'
 import { requireDelivery, requireDestination } from './lookups.ts'
 import type { MessageType } from './messages.ts'
+import { checkSeriesRange, type SeriesPoint, toSeries } from './series.ts'
 
 export interface DeliveryListOptions {
   /** Only deliveries in this state. Default: all. */
@@ -108,6 +109,17 @@ export class DeliveryService {
       Date.now(),
     )
     return replayed
+  }
+
+  /**
+   * A destination's attempts (succeeded, failed) and latency percentiles per `step` ms over
+   * `[from, to)`, from the store's per-minute figures. Steps start at `from` taken down to the minute.
+   */
+  async series(destinationId: string, from: number, to: number, step: number): Promise<SeriesPoint[]> {
+    checkSeriesRange(from, to, step)
+    from = Math.floor(from / 60_000) * 60_000
+    await requireDestination(this.store, destinationId)
+    return toSeries(await this.store.deliveryMinutes(destinationId, from, to), from, to, step)
   }
 
   /** A destination's counters per state and its request latency. */

@@ -9,6 +9,7 @@
  *   POST /destinations/:id/replay       send many again, `?status=failed|delivered&since=`
  *   POST /destinations/:id/test         send a sample track call now, outside the records
  *   GET  /destinations/:id/stats        counters and latency
+ *   GET  /destinations/:id/stats/series figures over time, `?from=&to=&step=`
  */
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
 import { deliveryRequest } from '../domain/delivery-request.ts'
@@ -19,6 +20,7 @@ import type { Store } from '../store/store.ts'
 import { canSeeSecrets } from './auth.ts'
 import {
   deliveryRequestSchema,
+  destinationSeriesSchema,
   destinationStatsSchema,
   getDeliverySchema,
   listDeliveriesSchema,
@@ -106,6 +108,19 @@ export const deliveryEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   app.post('/destinations/:id/test', { schema: testDestinationSchema }, async (request) => {
     const { ok, messageId, results } = await testEvents.send(request.params.id)
     return { ok, messageId, results: results.map(attemptResultView) }
+  })
+
+  app.get('/destinations/:id/stats/series', { schema: destinationSeriesSchema }, async (request) => {
+    const to = request.query.to === undefined ? Date.now() : parseTime(request.query.to, 'to')
+    const from = request.query.from === undefined ? to - 3_600_000 : parseTime(request.query.from, 'from')
+    const step = (request.query.step ?? 60) * 1000
+    const points = await deliveries.series(request.params.id, from, to, step)
+    return {
+      from: points[0]?.at === undefined ? new Date(from).toISOString() : new Date(points[0].at).toISOString(),
+      to: new Date(to).toISOString(),
+      step: step / 1000,
+      points: points.map((point) => ({ ...point, at: new Date(point.at).toISOString() })),
+    }
   })
 
   app.get('/destinations/:id/stats', { schema: destinationStatsSchema }, async (request) =>

@@ -29,13 +29,15 @@ export interface ManagementApiOptions {
   access: AccessControl
   /** Sends test events (`POST /destinations/:id/test`) like real deliveries: the delivery engine. */
   testSender: TestSender
+  /** `SLUICE_ALLOW_PRIVATE_DESTINATIONS`: whether saving a private webhook URL warns. */
+  allowPrivateDestinations: boolean
   /** The Tracking API's judged calls, for the live debugger. */
   liveCalls: LiveCalls
 }
 
 export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
   app,
-  { store, access, testSender, liveCalls },
+  { store, access, testSender, liveCalls, allowPrivateDestinations },
 ) => {
   // Hooks and the formatter apply to this plugin only (Fastify encapsulation), not to the Tracking API.
   app.decorateRequest('principal', null)
@@ -53,7 +55,10 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
     const sources = new SourceService(store)
     await protectedApi.register(sourceEndpoints, { sources })
     await protectedApi.register(liveEndpoints, { sources, liveCalls })
-    await protectedApi.register(destinationEndpoints, { destinations: new DestinationService(store) })
+    await protectedApi.register(destinationEndpoints, {
+      destinations: new DestinationService(store),
+      allowPrivateDestinations,
+    })
     await protectedApi.register(deliveryEndpoints, {
       store,
       deliveries: new DeliveryService(store),

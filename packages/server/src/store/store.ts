@@ -18,6 +18,7 @@ import type {
 } from '../domain/deliveries.ts'
 import type { Destination, DestinationType, WebhooksSettings } from '../domain/destinations.ts'
 import type { MessageType } from '../domain/messages.ts'
+import type { MinuteFigures } from '../domain/series.ts'
 import type { Source, SourceStats } from '../domain/sources.ts'
 import type { AccessToken, TokenRole } from '../domain/tokens.ts'
 
@@ -212,6 +213,15 @@ export interface Store {
    * arrive. Resolves, once listening, with a function that stops listening.
    */
   watch(listener: (event: StoreEvent) => void): Promise<() => Promise<void>>
+
+  // --- delivery figures over time ---
+  /**
+   * Rolls complete minutes of attempts up into per-minute figures (a bounded span per call; the
+   * housekeeper calls it every minute). Safe to run by several processes at once. Returns rows written.
+   */
+  rollUpDeliveries(now: number): Promise<number>
+  /** A destination's figures per minute in `[from, to)`: rolled up, plus the minutes not rolled up yet. */
+  deliveryMinutes(destinationId: string, from: number, to: number): Promise<MinuteFigures[]>
 
   // --- access tokens ---
   createToken(input: NewAccessToken): Promise<AccessToken>

@@ -1,6 +1,6 @@
 /**
  * What the web app's delivery view relies on, on both stores: the deliveries list filtered by message
- * type, userId and time, and the exact request a delivery sends.
+ * type, userId and time, the exact request a delivery sends, and figures over time from rollups.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
@@ -104,6 +104,41 @@ for (const backend of backends) {
       assert.equal(masked.status, 200)
       assert.equal(masked.body.requests[0].headers['X-Api-Key'], '••••••••')
       assert.ok(!masked.text.includes('k-1'))
+    })
+
+    test('figures over time: the same from the attempts before the roll-up and from the rollups after', async () => {
+      const to = new Date(Date.now() + 60_000).toISOString()
+      const from = new Date(Date.now() - 3_600_000).toISOString()
+      const series = async () => {
+        const response = await sluice.api(
+          'GET',
+          `/api/v1/destinations/${destinationId}/stats/series?from=${from}&to=${to}&step=300`,
+        )
+        assert.equal(response.status, 200, JSON.stringify(response.body))
+        return response.body
+      }
+      const before = await series()
+      assert.equal(before.step, 300)
+      assert.equal(before.points.length, 13)
+      const total = (body: any, key: string) => body.points.reduce((sum: number, p: any) => sum + p[key], 0)
+      assert.equal(total(before, 'succeeded'), 3)
+      assert.equal(total(before, 'failed'), 0)
+      const busy = before.points.filter((p: any) => p.succeeded > 0)
+      assert.ok(busy.every((p: any) => p.latencyP50Ms !== null && p.latencyP95Ms >= p.latencyP50Ms))
+
+      // Roll everything up, as the housekeeper would once these minutes are complete.
+      const written = await sluice.store.rollUpDeliveries(Date.now() + 10 * 60_000)
+      assert.ok(written >= 1)
+      assert.deepEqual(await series(), before)
+
+      const bad = await sluice.api('GET', `/api/v1/destinations/${destinationId}/stats/series?step=90`)
+      assert.equal(bad.status, 400)
+      assert.equal(bad.body.error.field, '/step')
+      const backwards = await sluice.api(
+        'GET',
+        `/api/v1/destinations/${destinationId}/stats/series?from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z`,
+      )
+      assert.equal(backwards.status, 400)
     })
   })
 }

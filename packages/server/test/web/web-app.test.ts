@@ -46,7 +46,11 @@ describe('the web app in Chromium', () => {
       else res.writeHead(422, { 'content-type': 'text/plain' }).end('order rejected: missing total')
     })
     browser = await launchChromium()
-    admin = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true })
+    admin = await browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      bypassCSP: true,
+      locale: 'en-US',
+    })
     page = await admin.newPage()
   })
   after(async () => {
@@ -223,6 +227,11 @@ describe('the web app in Chromium', () => {
       .getByRole('region', { name: `Headers sent to ${flaky.url}/orders` })
       .getByText(/User-Agent/)
       .waitFor()
+    // The charts come from the series endpoint; uPlot draws them on a canvas once loaded.
+    await page.getByRole('img', { name: 'Attempts chart' }).locator('canvas').first().waitFor()
+    await page.getByRole('img', { name: 'Latency (ms) chart' }).locator('canvas').first().waitFor()
+    await page.getByLabel('Last week').check()
+    await page.getByRole('img', { name: 'Attempts chart' }).locator('canvas').first().waitFor()
     await assertAccessible(page, 'the destination page with a failed delivery')
     await screenshot(page, 'destination-failed-delivery')
 
@@ -255,7 +264,11 @@ describe('the web app in Chromium', () => {
 
   test('a viewer sees masked secrets and no way to change anything; sign out', async () => {
     const token = await sluice.api('POST', '/api/v1/tokens', { name: 'Support', role: 'viewer' })
-    const viewer = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true })
+    const viewer = await browser.newContext({
+      viewport: { width: 1280, height: 800 },
+      bypassCSP: true,
+      locale: 'en-US',
+    })
     const viewerPage = await viewer.newPage()
     try {
       await viewerPage.goto(sluice.url)

@@ -3,6 +3,7 @@ import { type FormEvent, useState } from 'react'
 import { api, type Delivery, type DeliveryRequest, type Destination, get } from '../api.ts'
 import { useCanWrite } from '../session.ts'
 import { CodeBlock, ErrorBox, FieldError, formatTime, Link, Loading, StatusBadge, TextField } from '../ui.tsx'
+import { DeliveryCharts } from './DeliveryChart.tsx'
 import { TestEvent } from './TestEvent.tsx'
 
 const STATUSES = ['', 'pending', 'retrying', 'delivered', 'failed']
@@ -85,6 +86,7 @@ export function DestinationView({ id }: { id: string }) {
         )}
         <ErrorBox error={toggle.error} />
       </div>
+      <DeliveryCharts destinationId={id} />
       <Deliveries destinationId={id} />
     </section>
   )

@@ -226,11 +226,23 @@ function Created({ destination }: { destination: Destination }) {
           <strong>{destination.name}</strong> is{' '}
           {destination.enabled ? 'enabled: data is sent from now on.' : 'saved, disabled.'}
         </p>
-        {destination.warnings?.map((warning) => (
-          <p key={warning.field} className="warning" role="alert">
-            {warning.message}
-          </p>
-        ))}
+        <ul>
+          {destination.settings.webhooks.map((webhook, index) => {
+            const warning = destination.warnings?.find(
+              (each) => each.field === `/settings/webhooks/${index}/url`,
+            )
+            return (
+              <li key={webhook.url}>
+                URL {index + 1}: <code>{webhook.url}</code>
+                {warning && (
+                  <p className="warning" role="alert">
+                    {warning.message}
+                  </p>
+                )}
+              </li>
+            )
+          })}
+        </ul>
         <TestEvent destinationId={destination.id} />
         <p>
           <Link to={`/destinations/${destination.id}`}>Open the destination</Link>

@@ -7,6 +7,7 @@
 import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
 import type { Destination } from '../../domain/destinations.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
+import type { MinuteFigures } from '../../domain/series.ts'
 import { NO_TRAFFIC_YET, type Source, type SourceStats } from '../../domain/sources.ts'
 import type { AccessToken } from '../../domain/tokens.ts'
 import { newId, newSecretToken } from '../../lib/ids.ts'
@@ -31,6 +32,7 @@ import { type ChangeListener, Changes } from './changes.ts'
 import { summarizeDeliveries } from './delivery-stats.ts'
 import { planIngest } from './ingest-plan.ts'
 import { applyMigrations } from './migrations.ts'
+import { MINUTE_MS, ROLLUP_MAX_SPAN_MS, ROLLUP_SETTLE_MS } from './rollups.ts'
 import {
   type DeliveryRow,
   settingsText,
@@ -288,6 +290,26 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     )
   }
 
+  // --- delivery figures over time ---
+
+  async rollUpDeliveries(now: number): Promise<number> {
+    const end = floorMinute(now - ROLLUP_SETTLE_MS)
+    const from =
+      (await this.sql.rollups.through()) ?? floorMinute((await this.sql.rollups.earliestAttempt()) ?? end)
+    if (from >= end) return 0
+    return this.sql.rollups.rollUp(from, Math.min(end, from + ROLLUP_MAX_SPAN_MS))
+  }
+
+  async deliveryMinutes(destinationId: string, from: number, to: number): Promise<MinuteFigures[]> {
+    const start = floorMinute(from)
+    // Before the first roll-up everything is read from the attempts themselves.
+    const through = (await this.sql.rollups.through()) ?? start
+    const rolled =
+      start < through ? await this.sql.rollups.rows(destinationId, start, Math.min(to, through)) : []
+    const live = to > through ? await this.sql.rollups.live(destinationId, Math.max(start, through), to) : []
+    return [...rolled, ...live]
+  }
+
   // --- access tokens ---
 
   async createToken(input: NewAccessToken): Promise<AccessToken> {
@@ -330,4 +352,8 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   sweep(olderThan: number): Promise<{ messages: number }> {
     return sweep(this.sql.sweep, olderThan, this.dedupeWindowMs)
   }
+}
+
+function floorMinute(at: number): number {
+  return Math.floor(at / MINUTE_MS) * MINUTE_MS
 }

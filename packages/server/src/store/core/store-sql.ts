@@ -18,6 +18,7 @@ import type {
   Store,
 } from '../store.ts'
 import type { SourceBatch } from './ingest-plan.ts'
+import type { MinuteRow } from './rollups.ts'
 import type {
   AttemptRow,
   ClaimRow,
@@ -46,6 +47,7 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   attempts: AttemptsSql
   sweep: SweepSql
   tokens: TokensSql
+  rollups: RollupsSql
 
   // The hot statements, one module each.
   /**
@@ -188,6 +190,22 @@ export interface SweepStatements {
    * keeps keys apart from messages (its `dedupe_keys`); SQLite dedupes against messages and has none.
    */
   expireDedupeKeys(before: number, limit: number): Awaitable<number>
+}
+
+export interface RollupsSql {
+  /** Up to where attempts are rolled up (exclusive, a minute boundary); null before the first roll-up. */
+  through(): Awaitable<number | null>
+  /** When the oldest stored attempt was made; null when there is none. */
+  earliestAttempt(): Awaitable<number | null>
+  /**
+   * Rolls attempts of `[from, to)` up (rows already there are kept) and moves the progress to `to`, in
+   * one transaction. Returns the rows written.
+   */
+  rollUp(from: number, to: number): Awaitable<number>
+  /** Rolled-up minutes of one destination in `[from, to)`. */
+  rows(destinationId: string, from: number, to: number): Awaitable<MinuteRow[]>
+  /** The same figures computed from the attempts themselves (for minutes not rolled up yet). */
+  live(destinationId: string, from: number, to: number): Awaitable<MinuteRow[]>
 }
 
 export interface TokensSql {

@@ -35,6 +35,7 @@ import { postgresIngest } from './sql/ingest.ts'
 import { postgresMessages } from './sql/messages.ts'
 import { postgresMigrations } from './sql/migrations.ts'
 import { postgresRecordOutcomes } from './sql/record-outcomes.ts'
+import { postgresRollups } from './sql/rollups.ts'
 import { postgresSources } from './sql/sources.ts'
 import { postgresSweep } from './sql/sweep.ts'
 import { postgresTokens } from './sql/tokens.ts'
@@ -60,6 +61,7 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     attempts: postgresAttempts(db),
     sweep: postgresSweep(db),
     tokens: postgresTokens(db),
+    rollups: postgresRollups(db),
     ingest: postgresIngest(db),
     claimDeliveries: postgresClaimDeliveries(db),
     recordOutcomes: postgresRecordOutcomes(db),

@@ -16,6 +16,7 @@ import { sqliteIngest } from './sql/ingest.ts'
 import { sqliteMessages } from './sql/messages.ts'
 import { sqliteMigrations } from './sql/migrations.ts'
 import { sqliteRecordOutcomes } from './sql/record-outcomes.ts'
+import { sqliteRollups } from './sql/rollups.ts'
 import { sqliteSources } from './sql/sources.ts'
 import { sqliteSweep } from './sql/sweep.ts'
 import { sqliteTokens } from './sql/tokens.ts'
@@ -35,6 +36,7 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     attempts: sqliteAttempts(db),
     sweep: sqliteSweep(db),
     tokens: sqliteTokens(db),
+    rollups: sqliteRollups(db),
     ingest: sqliteIngest(db),
     claimDeliveries: sqliteClaimDeliveries(db),
     recordOutcomes: sqliteRecordOutcomes(db),

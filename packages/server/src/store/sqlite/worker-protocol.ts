@@ -48,6 +48,8 @@ export const FORWARDED_METHODS = {
   getDelivery: true,
   replayDeliveries: true,
   deliveryStats: true,
+  rollUpDeliveries: true,
+  deliveryMinutes: true,
   createToken: true,
   listTokens: true,
   getToken: true,
