@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { HttpError } from '../lib/errors.ts'
 import { type AccessControl, type Principal, SESSION_MS } from './access-control.ts'
 import { currentSessionSchema, signInSchema, signOutSchema } from './access-schemas.ts'
-import { authenticate, SESSION_COOKIE } from './auth.ts'
+import { requireAccess, SESSION_COOKIE } from './auth.ts'
 
 function setSessionCookie(
   request: FastifyRequest,
@@ -42,8 +42,8 @@ export const sessionEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
     return sessionView(principal)
   })
 
-  app.get('/session', { schema: currentSessionSchema }, async (request) =>
-    sessionView(await authenticate(access, request)),
+  app.get('/session', { schema: currentSessionSchema, onRequest: requireAccess(access) }, async (request) =>
+    sessionView(request.principal!),
   )
 
   app.delete('/session', { schema: signOutSchema }, async (request, reply) => {
