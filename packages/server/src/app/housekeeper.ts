@@ -7,6 +7,8 @@ import type { Store } from '../store/store.ts'
  */
 export class Housekeeper {
   private timer: NodeJS.Timeout | undefined
+  /** The run in progress, so that stopping can wait for it before the store closes. */
+  private running: Promise<unknown> | null = null
   private firstRun: NodeJS.Timeout | undefined
   private readonly store: Store
   private readonly logger: Logger
@@ -22,16 +24,25 @@ export class Housekeeper {
 
   start(): void {
     if (this.timer) return
-    this.timer = setInterval(() => void this.runOnce(), this.intervalMs)
+    this.timer = setInterval(() => this.runInBackground(), this.intervalMs)
     this.timer.unref()
-    this.firstRun = setTimeout(() => void this.runOnce(), 1_000)
+    this.firstRun = setTimeout(() => this.runInBackground(), 1_000)
     this.firstRun.unref()
   }
 
-  stop(): void {
+  /** Stops the schedule; resolves once a run in progress has finished. */
+  async stop(): Promise<void> {
     clearInterval(this.timer)
     clearTimeout(this.firstRun)
     this.timer = undefined
+    await this.running
+  }
+
+  private runInBackground(): void {
+    if (this.running) return // the previous run is still going: skip this turn
+    this.running = this.runOnce().finally(() => {
+      this.running = null
+    })
   }
 
   async runOnce(now = Date.now()): Promise<{ messages: number }> {

@@ -221,7 +221,7 @@ export async function createSluice(
     async close() {
       if (closed) return
       closed = true
-      housekeeper.stop()
+      await housekeeper.stop() // a run in progress finishes before the store closes
       await app.close() // stops accepting; in-flight requests finish, including their commits
       await groupCommit.drain()
       await engine.stop() // in-flight deliveries finish (bounded by the request timeout) and are recorded
