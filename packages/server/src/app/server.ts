@@ -5,12 +5,14 @@ import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors.ts'
 import { GroupCommit } from '../ingest/group-commit.ts'
+import { LiveCalls } from '../ingest/live-calls.ts'
 import { IngestQueue } from '../ingest/overload.ts'
 import { IngestPipeline } from '../ingest/pipeline.ts'
 import { trackingApi } from '../ingest/tracking-api.ts'
 import { errorBody, HttpError } from '../lib/errors.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
-import { requireAdminToken } from '../manage/auth.ts'
+import { AccessControl } from '../manage/access-control.ts'
+import { requireAccess } from '../manage/auth.ts'
 import { managementApi } from '../manage/management-api.ts'
 import { registerOpenApi } from '../manage/openapi.ts'
 import { createMetrics, type Metrics, NO_METRICS } from '../observe/metrics.ts'
@@ -25,6 +27,7 @@ import { resolveAdminToken } from './admin-token.ts'
 import { keepYoungGenerationSmall } from './heap.ts'
 import { Housekeeper } from './housekeeper.ts'
 import { Shutdown } from './shutdown.ts'
+import { isAppNavigation, registerWebApp, sendAppShell } from './web-app.ts'
 
 /** `SLUICE_TRUST_PROXY` as Fastify takes it: a hop count becomes "the nearest N proxies". */
 function trustedProxies(
@@ -190,15 +193,18 @@ export async function createSluice(
       .code(status)
       .send(errorBody(fastifyError.code?.toLowerCase() ?? 'bad_request', fastifyError.message))
   })
+  const webApp = config.role !== 'worker'
   app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .send(
-        errorBody(
-          'not_found',
-          `No route ${request.method} ${request.url}. See /api/openapi.json for the API.`,
-        ),
-      ),
+    webApp && reply.sendFile !== undefined && isAppNavigation(request)
+      ? sendAppShell(reply)
+      : reply
+          .code(404)
+          .send(
+            errorBody(
+              'not_found',
+              `No route ${request.method} ${request.url}. See /api/openapi.json for the API.`,
+            ),
+          ),
   )
 
   await registerOpenApi(app)
@@ -211,14 +217,18 @@ export async function createSluice(
     const ok = await store.ping().catch(() => false)
     return reply.code(ok ? 200 : 503).send({ ok, store: store.kind, role: config.role })
   })
+  // One token check for the management API and /metrics: admin token, access tokens, sessions.
+  const access = new AccessControl({ store, adminToken: adminToken.value })
   if (metrics.enabled) {
     await app.register(metricsEndpoint, {
       metrics,
-      authenticate: config.metricsPublic ? undefined : requireAdminToken(adminToken.value),
+      authenticate: config.metricsPublic ? undefined : requireAccess(access),
     })
   }
   if (config.role !== 'worker') {
+    const liveCalls = new LiveCalls()
     await app.register(trackingApi, {
+      liveCalls,
       pipeline: new IngestPipeline(store, groupCommit, {
         queue: ingestQueue,
         metrics,
@@ -231,10 +241,13 @@ export async function createSluice(
     await app.register(managementApi, {
       prefix: '/api/v1',
       store,
-      adminToken: adminToken.value,
+      access,
       testSender: engine,
       afterRegulation: () => privacy.refresh(),
+      liveCalls,
+      allowPrivateDestinations: config.allowPrivateDestinations,
     })
+    await registerWebApp(app)
   }
 
   return {

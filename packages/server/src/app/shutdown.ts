@@ -65,7 +65,7 @@ async function shutDown(parts: RunningParts): Promise<void> {
 }
 
 async function shutDownSteps(parts: RunningParts): Promise<void> {
-  parts.housekeeper.stop()
+  await parts.housekeeper.stop() // a run in progress finishes before the store closes
   await parts.erasure.stop() // a batch in progress commits; the rest waits for the next start
   const ingest = async () => {
     // Node closes the connections that are idle when closing starts; one whose request finishes later

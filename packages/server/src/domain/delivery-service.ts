@@ -15,6 +15,8 @@ import {
 } from './deliveries.ts'
 import { ValidationError } from './errors.ts'
 import { requireDelivery, requireDestination } from './lookups.ts'
+import type { StoredMessageType } from './messages.ts'
+import { checkSeriesRange, type SeriesPoint, toSeries } from './series.ts'
 
 export interface DeliveryListOptions {
   /** Only deliveries in this state. Default: all. */
@@ -23,6 +25,14 @@ export interface DeliveryListOptions {
   limit?: number
   /** Only deliveries older than this id: the previous page's `nextCursor`. Default: from the newest. */
   before?: number
+  /** Only deliveries of messages of this type. Default: all. */
+  type?: StoredMessageType
+  /** Only deliveries of messages with this `userId`. Default: all. */
+  userId?: string
+  /** Only deliveries created at or after this epoch-ms time. Default: all. */
+  since?: number
+  /** Only deliveries created before this epoch-ms time. Default: all. */
+  until?: number
 }
 
 export interface DeliveryPage {
@@ -48,7 +58,7 @@ export class DeliveryService {
 
   /** A page of a destination's deliveries, newest first. */
   async list(destinationId: string, options: DeliveryListOptions = {}): Promise<DeliveryPage> {
-    const { status, limit = DELIVERY_PAGE_SIZE.default, before } = options
+    const { limit = DELIVERY_PAGE_SIZE.default, ...filters } = options
     if (!Number.isInteger(limit) || limit < 1 || limit > DELIVERY_PAGE_SIZE.max) {
       throw new ValidationError(
         '/limit',
@@ -57,10 +67,10 @@ export class DeliveryService {
     }
     await requireDestination(this.store, destinationId)
     // One more than asked tells whether another page exists, so the last page says so.
+    const defined = Object.entries(filters).filter(([, value]) => value !== undefined)
     const page = await this.store.listDeliveries(destinationId, {
       limit: limit + 1,
-      ...(status === undefined ? {} : { status }),
-      ...(before === undefined ? {} : { before }),
+      ...(Object.fromEntries(defined) as Omit<DeliveryListOptions, 'limit'>),
     })
     const deliveries = page.slice(0, limit)
     const last = deliveries.at(-1)
@@ -99,6 +109,17 @@ export class DeliveryService {
       Date.now(),
     )
     return replayed
+  }
+
+  /**
+   * A destination's attempts (succeeded, failed) and latency percentiles per `step` ms over
+   * `[from, to)`, from the store's per-minute figures. Steps start at `from` taken down to the minute.
+   */
+  async series(destinationId: string, from: number, to: number, step: number): Promise<SeriesPoint[]> {
+    checkSeriesRange(from, to, step)
+    from = Math.floor(from / 60_000) * 60_000
+    await requireDestination(this.store, destinationId)
+    return toSeries(await this.store.deliveryMinutes(destinationId, from, to), from, to, step)
   }
 
   /** A destination's counters per state and its request latency. */

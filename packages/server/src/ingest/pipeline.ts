@@ -34,6 +34,8 @@ export interface AcceptResult {
    */
   accepted: number
   rejected: Rejection[]
+  /** Positions of the calls dropped because their user is suppressed: never shown to anyone. */
+  suppressed: number[]
 }
 
 export interface IngestPipelineOptions {
@@ -126,7 +128,7 @@ export class IngestPipeline {
     }
     const accepted: AcceptedMessage[] = []
     const rejected: Rejection[] = []
-    let suppressed = 0
+    const suppressed: number[] = []
     let tooLarge = 0
     let acceptedBytes = 0
     for (let index = 0; index < items.length; index++) {
@@ -146,7 +148,7 @@ export class IngestPipeline {
       const previousId = type === 'alias' ? subjectId(message.previousId) : null
       // Before anything is stored or routed: a suppressed user's call is acknowledged and dropped.
       if (this.privacy?.isSuppressed(source.id, userId, previousId)) {
-        suppressed++
+        suppressed.push(index)
         continue
       }
       const payload = enrichMessage(message, type, request)
@@ -196,11 +198,11 @@ export class IngestPipeline {
       if (rejected.length > tooLarge) counters.rejected('invalid_message', rejected.length - tooLarge)
       await this.store.countRejected(source.id, rejected.length)
     }
-    if (suppressed > 0) {
-      counters.suppressed(suppressed)
-      await this.store.countSuppressed(source.id, suppressed)
+    if (suppressed.length > 0) {
+      counters.suppressed(suppressed.length)
+      await this.store.countSuppressed(source.id, suppressed.length)
     }
-    return { accepted: accepted.length + suppressed, rejected }
+    return { accepted: accepted.length + suppressed.length, rejected, suppressed }
   }
 }
 

@@ -4,7 +4,9 @@ import type { Source } from '../domain/sources.ts'
 import { HttpError } from '../lib/errors.ts'
 import { isJsonObject } from '../lib/json-object.ts'
 import { decodeTrackingBody, tooLarge } from './body.ts'
+import type { RequestContext } from './enrich.ts'
 import { MAX_BATCH_ITEMS, MAX_WIRE_BYTES } from './limits.ts'
+import type { LiveCalls } from './live-calls.ts'
 import type { AcceptResult, IngestPipeline } from './pipeline.ts'
 import { publicBaseUrl, rudderSourceConfig, segmentSettings } from './sdk-settings.ts'
 
@@ -14,6 +16,8 @@ export interface TrackingApiOptions {
   findSource: (writeKey: string) => Promise<Source | null>
   /** `SLUICE_PUBLIC_URL`: where the settings documents send browsers (else the request's own host). */
   publicUrl: string | undefined
+  /** Tells the live debugger about every judged call. Default: nobody is told. */
+  liveCalls?: LiveCalls
 }
 
 /**
@@ -60,8 +64,13 @@ const SETTINGS_CACHE_CONTROL = 'public, max-age=300'
  */
 export const trackingApi: FastifyPluginAsync<TrackingApiOptions> = async (
   app,
-  { pipeline, findSource, publicUrl },
+  { pipeline, findSource, publicUrl, liveCalls },
 ) => {
+  const accept = async (source: Source, calls: unknown[], context: RequestContext, type?: MessageType) => {
+    const result = await pipeline.accept(source, calls, context, type)
+    liveCalls?.judged(source.id, calls, result)
+    return result
+  }
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_WIRE_BYTES }, (request, raw, done) => {
     try {
@@ -131,7 +140,7 @@ export const trackingApi: FastifyPluginAsync<TrackingApiOptions> = async (
       integrations: plainObject(body.integrations),
     }
     const source = await authenticate(request, pipeline, writeKeyInQuery)
-    return sendResult(reply, await pipeline.accept(source, body.batch, context))
+    return sendResult(reply, await accept(source, body.batch, context))
   }
   const batchHandler = (request: FastifyRequest, reply: FastifyReply) => acceptBatch(request, reply, false)
   app.post('/v1/batch', { schema: { tags: ['tracking'], summary: 'Send a batch of calls' } }, batchHandler)
@@ -168,7 +177,7 @@ export const trackingApi: FastifyPluginAsync<TrackingApiOptions> = async (
       const receivedAt = Date.now()
       const context = { receivedAt, receivedAtIso: new Date(receivedAt).toISOString(), ip: request.ip }
       const source = await authenticate(request, pipeline, false)
-      return sendResult(reply, await pipeline.accept(source, [body], context, type))
+      return sendResult(reply, await accept(source, [body], context, type))
     }
     app.post(`/v1/${type}`, { schema: { tags: ['tracking'], summary: `Send one ${type} call` } }, handler)
     app.post(

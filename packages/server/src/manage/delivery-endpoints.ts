@@ -4,16 +4,23 @@
  *
  *   GET  /destinations/:id/deliveries   list, newest first, `?status=&limit=&before=`
  *   GET  /deliveries/:id                one delivery
+ *   GET  /deliveries/:id/request        the body and headers it sends
  *   POST /deliveries/:id/replay         send one final delivery again
  *   POST /destinations/:id/replay       send many again, `?status=failed|delivered&since=`
  *   POST /destinations/:id/test         send a sample track call now, outside the records
  *   GET  /destinations/:id/stats        counters and latency
+ *   GET  /destinations/:id/stats/series figures over time, `?from=&to=&step=`
  */
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
+import { deliveryRequest } from '../domain/delivery-request.ts'
 import type { DeliveryService } from '../domain/delivery-service.ts'
 import type { TestEventService } from '../domain/test-event.ts'
 import { HttpError } from '../lib/errors.ts'
+import type { Store } from '../store/store.ts'
+import { canSeeSecrets } from './auth.ts'
 import {
+  deliveryRequestSchema,
+  destinationSeriesSchema,
   destinationStatsSchema,
   getDeliverySchema,
   listDeliveriesSchema,
@@ -21,9 +28,10 @@ import {
   replayDestinationSchema,
   testDestinationSchema,
 } from './delivery-schemas.ts'
-import { attemptResultView, deliveryView, statsView } from './views.ts'
+import { attemptResultView, deliveryRequestView, deliveryView, statsView } from './views.ts'
 
 export interface DeliveryEndpointsOptions {
+  store: Store
   deliveries: DeliveryService
   testEvents: TestEventService
 }
@@ -44,15 +52,16 @@ function parseDeliveryId(raw: string): number {
 /** ISO 8601 date (`2026-01-31`, midnight UTC) or date-time with a zone (`Z` or `±hh:mm`). */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i
 
-/** The `since` query parameter as epoch ms. */
-function parseSince(raw: string): number {
+/** A time query parameter (`since`, `until`) as epoch ms. */
+function parseTime(raw: string, name = 'since'): number {
   const at = ISO_8601.test(raw) ? Date.parse(raw) : Number.NaN
   if (Number.isNaN(at)) {
     throw new HttpError(
       400,
       'validation_failed',
-      `The query parameter "since" must be an ISO 8601 time with a time zone, such as 2026-01-31T12:00:00Z ` +
+      `The query parameter "${name}" must be an ISO 8601 time with a time zone, such as 2026-01-31T12:00:00Z ` +
         `(URL-encode "+" as %2B), or a date such as 2026-01-31; got "${raw}".`,
+      `/${name}`,
     )
   }
   return at
@@ -60,14 +69,26 @@ function parseSince(raw: string): number {
 
 export const deliveryEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   Options: DeliveryEndpointsOptions
-}> = async (app, { deliveries, testEvents }) => {
+}> = async (app, { store, deliveries, testEvents }) => {
   app.get('/destinations/:id/deliveries', { schema: listDeliveriesSchema }, async (request) => {
-    const page = await deliveries.list(request.params.id, request.query)
+    const { since, until, ...query } = request.query
+    const page = await deliveries.list(request.params.id, {
+      ...query,
+      ...(since === undefined ? {} : { since: parseTime(since) }),
+      ...(until === undefined ? {} : { until: parseTime(until, 'until') }),
+    })
     return { deliveries: page.deliveries.map(deliveryView), nextCursor: page.nextCursor }
   })
 
   app.get('/deliveries/:id', { schema: getDeliverySchema }, async (request) =>
     deliveryView(await deliveries.get(parseDeliveryId(request.params.id))),
+  )
+
+  app.get('/deliveries/:id/request', { schema: deliveryRequestSchema }, async (request) =>
+    deliveryRequestView(
+      await deliveryRequest(store, parseDeliveryId(request.params.id)),
+      canSeeSecrets(request),
+    ),
   )
 
   app.post('/deliveries/:id/replay', { schema: replayDeliverySchema }, async (request, reply) => {
@@ -79,7 +100,7 @@ export const deliveryEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
     const { status, since } = request.query
     const replayed = await deliveries.replayDestination(request.params.id, {
       status,
-      ...(since === undefined ? {} : { since: parseSince(since) }),
+      ...(since === undefined ? {} : { since: parseTime(since) }),
     })
     return reply.code(202).send({ replayed })
   })
@@ -87,6 +108,19 @@ export const deliveryEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   app.post('/destinations/:id/test', { schema: testDestinationSchema }, async (request) => {
     const { ok, messageId, results } = await testEvents.send(request.params.id)
     return { ok, messageId, results: results.map(attemptResultView) }
+  })
+
+  app.get('/destinations/:id/stats/series', { schema: destinationSeriesSchema }, async (request) => {
+    const to = request.query.to === undefined ? Date.now() : parseTime(request.query.to, 'to')
+    const from = request.query.from === undefined ? to - 3_600_000 : parseTime(request.query.from, 'from')
+    const step = (request.query.step ?? 60) * 1000
+    const points = await deliveries.series(request.params.id, from, to, step)
+    return {
+      from: points[0]?.at === undefined ? new Date(from).toISOString() : new Date(points[0].at).toISOString(),
+      to: new Date(to).toISOString(),
+      step: step / 1000,
+      points: points.map((point) => ({ ...point, at: new Date(point.at).toISOString() })),
+    }
   })
 
   app.get('/destinations/:id/stats', { schema: destinationStatsSchema }, async (request) =>

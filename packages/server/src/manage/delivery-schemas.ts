@@ -174,7 +174,7 @@ export const listDeliveriesSchema = {
   tags: deliveryTags,
   summary: "List a destination's deliveries",
   description:
-    'Newest first, each with its attempts. Page with `before`: pass the `nextCursor` of the previous page.',
+    'Newest first, each with its attempts, filtered by status, message type, userId and creation time. Page with `before`: pass the `nextCursor` of the previous page.',
   security: ADMIN_SECURITY,
   params: destinationIdParams,
   querystring: {
@@ -194,6 +194,22 @@ export const listDeliveriesSchema = {
         minimum: 1,
         description: "Only deliveries older than this id: the previous page's `nextCursor`.",
       },
+      type: {
+        type: 'string',
+        enum: STORED_MESSAGE_TYPES,
+        description: 'Only deliveries of messages of this type.',
+      },
+      userId: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 1000,
+        description: 'Only deliveries of messages with this `userId`.',
+      },
+      since: {
+        type: 'string',
+        description: 'Only deliveries created at or after this ISO 8601 time, e.g. `2026-01-31T12:00:00Z`.',
+      },
+      until: { type: 'string', description: 'Only deliveries created before this ISO 8601 time.' },
     },
   },
   response: {
@@ -220,6 +236,91 @@ export const getDeliverySchema = {
   params: deliveryIdParams,
   response: { 200: { ...delivery, description: 'The delivery.' }, ...withNotFound },
 } as const
+
+const headerMap = { type: 'object', additionalProperties: { type: 'string' } } as const
+
+export const deliveryRequestSchema = {
+  tags: deliveryTags,
+  summary: 'What a delivery sends',
+  description:
+    "The exact body (the same bytes on every attempt and to every URL) and each URL's headers, rebuilt from the stored message and the destination's current settings. Viewers see static header values masked.",
+  security: ADMIN_SECURITY,
+  params: deliveryIdParams,
+  response: {
+    200: {
+      description: 'The request as sent.',
+      type: 'object',
+      required: ['body', 'requests'],
+      properties: {
+        body: { type: 'string', description: 'The JSON body, as sent and signed.' },
+        requests: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['url', 'headers'],
+            properties: {
+              url: { type: 'string' },
+              headers: { ...headerMap, description: 'Static headers first, then the ones Sluice adds.' },
+            },
+          },
+        },
+      },
+    },
+    ...withNotFound,
+  },
+} as const
+
+export const destinationSeriesSchema = {
+  tags: deliveryTags,
+  summary: "A destination's delivery figures over time",
+  description:
+    'Per step: attempts that got a 2xx answer (`succeeded`) and those that did not (`failed`), and the p50 and p95 request latency, estimated from a latency histogram kept per minute. Answered from per-minute rollups, so a week comes back in milliseconds.',
+  security: ADMIN_SECURITY,
+  params: destinationIdParams,
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      from: { type: 'string', description: 'Start, ISO 8601 (default: an hour before `to`).' },
+      to: { type: 'string', description: 'End, ISO 8601 (default: now).' },
+      step: {
+        type: 'integer',
+        minimum: 60,
+        description: 'Seconds per point, a whole number of minutes (default 60). At most 1,500 points.',
+      },
+    },
+  },
+  response: {
+    200: {
+      description: 'The points, oldest first, one per step (zeros where nothing happened).',
+      type: 'object',
+      required: ['from', 'to', 'step', 'points'],
+      properties: {
+        from: timestamp,
+        to: timestamp,
+        step: { type: 'integer', description: 'Seconds per point.' },
+        points: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['at', 'succeeded', 'failed', 'latencyP50Ms', 'latencyP95Ms'],
+            properties: {
+              at: timestamp,
+              succeeded: { type: 'integer' },
+              failed: { type: 'integer' },
+              latencyP50Ms: { type: ['integer', 'null'] },
+              latencyP95Ms: { type: ['integer', 'null'] },
+            },
+          },
+        },
+      },
+    },
+    ...withNotFound,
+  },
+} as const
+
+/** The answer of GET /deliveries/{id}/request. */
+export type DeliveryRequestView = ResponseShape<(typeof deliveryRequestSchema)['response'][200]>
 
 export const replayDeliverySchema = {
   tags: deliveryTags,

@@ -108,6 +108,24 @@ const sourceIds = {
 
 const destinationTags = ['Destinations']
 
+/** A destination as saved, with warnings about URLs Sluice will refuse to dial. */
+const savedDestination = {
+  ...destination,
+  properties: {
+    ...destination.properties,
+    warnings: {
+      type: 'array',
+      description:
+        'Problems that did not stop the save: URLs whose address Sluice refuses to deliver to (loopback, private, cloud metadata…). Empty when none.',
+      items: {
+        type: 'object',
+        required: ['field', 'message'],
+        properties: { field: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
+} as const
+
 export const createDestinationSchema = {
   tags: destinationTags,
   summary: 'Create a destination',
@@ -132,7 +150,7 @@ export const createDestinationSchema = {
       },
     },
   },
-  response: { 201: { ...destination, description: 'The new destination.' }, ...commonErrors },
+  response: { 201: { ...savedDestination, description: 'The new destination.' }, ...commonErrors },
 } as const
 
 export const listDestinationsSchema = {
@@ -176,7 +194,7 @@ export const updateDestinationSchema = {
       settings: { type: 'object', additionalProperties: false, properties: settingsProperties },
     },
   },
-  response: { 200: { ...destination, description: 'The updated destination.' }, ...withNotFound },
+  response: { 200: { ...savedDestination, description: 'The updated destination.' }, ...withNotFound },
 } as const
 
 export const deleteDestinationSchema = {

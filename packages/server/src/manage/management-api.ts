@@ -1,5 +1,6 @@
 /**
- * The management API plugin, registered under `/api/v1`. Every route in it requires the admin token.
+ * The management API plugin, registered under `/api/v1`. Every route in it but sign-in requires a token
+ * (the admin token, an access token, or a web-app session); viewer tokens may only read.
  * Its endpoints only translate: they take the validated request, call the domain services (which
  * hold the product's rules and are shared with the CLI), and render the answer.
  */
@@ -9,30 +10,41 @@ import { DestinationService } from '../domain/destination-service.ts'
 import { RegulationService } from '../domain/regulation-service.ts'
 import { SourceService } from '../domain/source-service.ts'
 import { TestEventService, type TestSender } from '../domain/test-event.ts'
+import { TokenService } from '../domain/token-service.ts'
+import type { LiveCalls } from '../ingest/live-calls.ts'
 import type { Store } from '../store/store.ts'
-import { requireAdminToken } from './auth.ts'
+import type { AccessControl } from './access-control.ts'
+import { requireAccess } from './auth.ts'
 import { deliveryEndpoints } from './delivery-endpoints.ts'
 import { destinationEndpoints } from './destination-endpoints.ts'
+import { liveEndpoints } from './live-endpoints.ts'
 import { regulationEndpoints } from './regulation-endpoints.ts'
 import { rephraseRequestError } from './request-errors.ts'
 import { checkBodyStrictly, checkQueryStrictly, formatSchemaError } from './request-validation.ts'
+import { sessionEndpoints } from './session-endpoints.ts'
 import { sourceEndpoints } from './source-endpoints.ts'
+import { tokenEndpoints } from './token-endpoints.ts'
 
 export interface ManagementApiOptions {
   store: Store
-  adminToken: string
+  /** Who may call: the admin token, access tokens, sessions. */
+  access: AccessControl
   /** Sends test events (`POST /destinations/:id/test`) like real deliveries: the delivery engine. */
   testSender: TestSender
   /** Awaited after a regulation is recorded, before the `201`: this process's filter reloads. */
   afterRegulation?: () => Promise<void>
+  /** `SLUICE_ALLOW_PRIVATE_DESTINATIONS`: whether saving a private webhook URL warns. */
+  allowPrivateDestinations: boolean
+  /** The Tracking API's judged calls, for the live debugger. */
+  liveCalls: LiveCalls
 }
 
 export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
   app,
-  { store, adminToken, testSender, afterRegulation },
+  { store, access, testSender, liveCalls, allowPrivateDestinations, afterRegulation },
 ) => {
   // Hooks and the formatter apply to this plugin only (Fastify encapsulation), not to the Tracking API.
-  app.addHook('onRequest', requireAdminToken(adminToken))
+  app.decorateRequest('principal', null)
   app.addHook('preValidation', checkBodyStrictly)
   app.addHook('preValidation', checkQueryStrictly)
   app.setSchemaErrorFormatter(formatSchemaError)
@@ -41,13 +53,24 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
     throw rephraseRequestError(error)
   })
 
-  await app.register(sourceEndpoints, { sources: new SourceService(store) })
-  await app.register(destinationEndpoints, { destinations: new DestinationService(store) })
-  await app.register(deliveryEndpoints, {
-    deliveries: new DeliveryService(store),
-    testEvents: new TestEventService({ store, sender: testSender }),
-  })
-  await app.register(regulationEndpoints, {
-    regulations: new RegulationService(store, afterRegulation ? { afterCreate: afterRegulation } : {}),
+  await app.register(sessionEndpoints, { access })
+  await app.register(async (protectedApi) => {
+    protectedApi.addHook('onRequest', requireAccess(access))
+    const sources = new SourceService(store)
+    await protectedApi.register(sourceEndpoints, { sources })
+    await protectedApi.register(liveEndpoints, { sources, liveCalls })
+    await protectedApi.register(destinationEndpoints, {
+      destinations: new DestinationService(store),
+      allowPrivateDestinations,
+    })
+    await protectedApi.register(deliveryEndpoints, {
+      store,
+      deliveries: new DeliveryService(store),
+      testEvents: new TestEventService({ store, sender: testSender }),
+    })
+    await protectedApi.register(tokenEndpoints, { tokens: new TokenService(store) })
+    await protectedApi.register(regulationEndpoints, {
+      regulations: new RegulationService(store, afterRegulation ? { afterCreate: afterRegulation } : {}),
+    })
   })
 }

@@ -33,6 +33,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           description:
             'Deletion and suppression requests ("regulations"): erase users’ data, notify destinations, drop later calls.',
         },
+        { name: 'Access', description: 'Access tokens (admin or viewer) and web-app sign-in.' },
       ],
       components: {
         securitySchemes: {
@@ -40,7 +41,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             type: 'http',
             scheme: 'bearer',
             description:
-              'The admin token printed at first start (kept in the data directory) or SLUICE_ADMIN_TOKEN.',
+              'The admin token printed at first start (kept in the data directory) or SLUICE_ADMIN_TOKEN, or an access token (POST /api/v1/tokens).',
           },
           writeKey: {
             type: 'http',

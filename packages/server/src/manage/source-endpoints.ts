@@ -3,6 +3,7 @@
  */
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
 import type { SourceService } from '../domain/source-service.ts'
+import { canSeeSecrets } from './auth.ts'
 import {
   createSourceSchema,
   deleteSourceSchema,
@@ -22,12 +23,12 @@ export const sourceEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
     return reply.code(201).send(sourceView(created))
   })
 
-  app.get('/sources', { schema: listSourcesSchema }, async () => ({
-    sources: (await sources.list()).map(sourceView),
+  app.get('/sources', { schema: listSourcesSchema }, async (request) => ({
+    sources: (await sources.list()).map((source) => sourceView(source, canSeeSecrets(request))),
   }))
 
   app.get('/sources/:id', { schema: getSourceSchema }, async (request) =>
-    sourceView(await sources.get(request.params.id)),
+    sourceView(await sources.get(request.params.id), canSeeSecrets(request)),
   )
 
   app.patch('/sources/:id', { schema: updateSourceSchema }, async (request) =>

@@ -1,23 +1,36 @@
 /**
  * How domain records look through the management API: ISO 8601 times, and destination settings
- * without the shared secret (only whether one is set). The view types come from the response schemas.
+ * without the shared secret (only whether one is set). Callers who may not see secrets (viewer tokens)
+ * get write keys and header values masked. The view types come from the response schemas.
  */
 import { toAttemptRecord } from '../deliver/delivery-outcome.ts'
 import type { AttemptResult } from '../deliver/http-sender.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
+import type { DeliveryRequest } from '../domain/delivery-request.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
 import type { Regulation, Suppression } from '../domain/regulations.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
-import type { AttemptResultView, AttemptView, DeliveryStatsView, DeliveryView } from './delivery-schemas.ts'
+import type { AccessToken } from '../domain/tokens.ts'
+import type { TokenView } from './access-schemas.ts'
+import type {
+  AttemptResultView,
+  AttemptView,
+  DeliveryRequestView,
+  DeliveryStatsView,
+  DeliveryView,
+} from './delivery-schemas.ts'
 import type { DestinationView } from './destination-schemas.ts'
 import type { RegulationView, SuppressionView } from './regulation-schemas.ts'
 import type { SourceView } from './source-schemas.ts'
 
-export function sourceView({ source, stats }: SourceWithStats): SourceView {
+/** What a secret reads back as for callers who may not see it. */
+export const MASKED = '••••••••'
+
+export function sourceView({ source, stats }: SourceWithStats, revealSecrets = true): SourceView {
   return {
     id: source.id,
     name: source.name,
-    writeKey: source.writeKey,
+    writeKey: revealSecrets ? source.writeKey : MASKED,
     enabled: source.enabled,
     createdAt: iso(source.createdAt),
     stats: {
@@ -29,7 +42,27 @@ export function sourceView({ source, stats }: SourceWithStats): SourceView {
   }
 }
 
-export function destinationView({ destination, stats }: DestinationWithStats): DestinationView {
+/** Static header values often carry credentials (API keys, basic auth), so viewers see none of them. */
+function staticHeaderValues(headers: Record<string, string>, revealSecrets: boolean): Record<string, string> {
+  return revealSecrets
+    ? { ...headers }
+    : Object.fromEntries(Object.keys(headers).map((name) => [name, MASKED]))
+}
+
+export function deliveryRequestView(request: DeliveryRequest, revealSecrets: boolean): DeliveryRequestView {
+  return {
+    body: request.body,
+    requests: request.requests.map(({ url, staticHeaders, sluiceHeaders }) => ({
+      url,
+      headers: { ...staticHeaderValues(staticHeaders, revealSecrets), ...sluiceHeaders },
+    })),
+  }
+}
+
+export function destinationView(
+  { destination, stats }: DestinationWithStats,
+  revealSecrets = true,
+): DestinationView {
   return {
     id: destination.id,
     name: destination.name,
@@ -37,7 +70,10 @@ export function destinationView({ destination, stats }: DestinationWithStats): D
     enabled: destination.enabled,
     sourceIds: [...destination.sourceIds],
     settings: {
-      webhooks: destination.settings.webhooks.map(({ url, headers }) => ({ url, headers: { ...headers } })),
+      webhooks: destination.settings.webhooks.map(({ url, headers }) => ({
+        url,
+        headers: staticHeaderValues(headers, revealSecrets),
+      })),
       sharedSecretSet: destination.settings.sharedSecret !== null,
     },
     createdAt: iso(destination.createdAt),
@@ -108,6 +144,16 @@ export function regulationView(regulation: Regulation): RegulationView {
 
 export function suppressionView(suppression: Suppression): SuppressionView {
   return { ...suppression, createdAt: iso(suppression.createdAt) }
+}
+
+export function tokenView(token: AccessToken): TokenView {
+  return {
+    id: token.id,
+    name: token.name,
+    role: token.role,
+    createdAt: iso(token.createdAt),
+    lastUsedAt: isoOrNull(token.lastUsedAt),
+  }
 }
 
 function iso(epochMs: number): string {

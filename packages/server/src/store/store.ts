@@ -19,7 +19,9 @@ import type {
 import type { Destination, DestinationType, WebhooksSettings } from '../domain/destinations.ts'
 import type { MessageType, StoredMessageType } from '../domain/messages.ts'
 import type { Regulation, RegulationStatus, RegulationType, Suppression } from '../domain/regulations.ts'
+import type { MinuteFigures } from '../domain/series.ts'
 import type { Source, SourceStats } from '../domain/sources.ts'
+import type { AccessToken, TokenRole } from '../domain/tokens.ts'
 
 export interface NewSource {
   name: string
@@ -31,6 +33,13 @@ export interface SourcePatch {
   enabled?: boolean
   /** When true, a new write key replaces the old one, which stops working at once. */
   rotateWriteKey?: boolean
+}
+
+export interface NewAccessToken {
+  name: string
+  role: TokenRole
+  /** Hex SHA-256 of the token; the token itself is never stored. */
+  tokenHash: string
 }
 
 export interface NewDestination {
@@ -158,6 +167,14 @@ export interface DeliveryCountFilter {
 /** One page of a destination's deliveries, newest first. `before` is an id cursor. */
 export interface DeliveryListFilter {
   status?: DeliveryStatus
+  /** Only deliveries of messages of this type. */
+  type?: StoredMessageType
+  /** Only deliveries of messages with this `userId`. */
+  userId?: string
+  /** Only deliveries created at or after this time (epoch ms). */
+  since?: number
+  /** Only deliveries created before this time (epoch ms). */
+  until?: number
   limit: number
   before?: number
 }
@@ -275,6 +292,25 @@ export interface Store {
   settleRegulations(now: number): Promise<number>
   /** Adds to the persistent suppressed-message counter of a source. */
   countSuppressed(sourceId: string, count: number): Promise<void>
+
+  // --- delivery figures over time ---
+  /**
+   * Rolls complete minutes of attempts up into per-minute figures (a bounded span per call; the
+   * housekeeper calls it every minute). Safe to run by several processes at once. Returns rows written.
+   */
+  rollUpDeliveries(now: number): Promise<number>
+  /** A destination's figures per minute in `[from, to)`: rolled up, plus the minutes not rolled up yet. */
+  deliveryMinutes(destinationId: string, from: number, to: number): Promise<MinuteFigures[]>
+
+  // --- access tokens ---
+  createToken(input: NewAccessToken): Promise<AccessToken>
+  /** Oldest first. */
+  listTokens(): Promise<AccessToken[]>
+  getToken(id: string): Promise<AccessToken | null>
+  findTokenByHash(tokenHash: string): Promise<AccessToken | null>
+  /** Records a use of the token at `at`. */
+  touchToken(id: string, at: number): Promise<void>
+  deleteToken(id: string): Promise<boolean>
 
   // --- housekeeping ---
   /**

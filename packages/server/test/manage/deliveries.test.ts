@@ -611,7 +611,7 @@ describe('deliveries management API', () => {
         .filter((p: { in: string }) => p.in === 'query')
         .map((p: { name: string }) => p.name)
         .sort(),
-      ['before', 'limit', 'status'],
+      ['before', 'limit', 'since', 'status', 'type', 'until', 'userId'],
     )
     assert.ok(document.tags.some((tag: { name: string }) => tag.name === 'Deliveries'))
   })

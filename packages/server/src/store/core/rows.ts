@@ -7,6 +7,7 @@ import { type Delivery, type DeliveryAttempt, type DeliveryStatus, isFinal } fro
 import type { Destination, DestinationType, WebhooksSettings } from '../../domain/destinations.ts'
 import type { StoredMessageType } from '../../domain/messages.ts'
 import type { Source } from '../../domain/sources.ts'
+import type { AccessToken, TokenRole } from '../../domain/tokens.ts'
 import type { ClaimedDelivery, DeliveryOutcome, StoredMessage } from '../store.ts'
 
 type Flag = boolean | number
@@ -17,6 +18,15 @@ export interface SourceRow {
   write_key: string
   enabled: Flag
   created_at: number
+}
+
+export interface TokenRow {
+  id: string
+  name: string
+  role: string
+  token_hash: string
+  created_at: number
+  last_used_at: number | null
 }
 
 export interface DestinationRow {
@@ -232,4 +242,14 @@ export function toDeliveries(rows: DeliveryRow[], attemptRows: AttemptRow[]): De
       attempts: byDelivery.get(row.id) ?? [],
     }
   })
+}
+
+export function toAccessToken(row: TokenRow): AccessToken {
+  return {
+    id: row.id,
+    name: row.name,
+    role: row.role as TokenRole,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  }
 }

@@ -8,7 +8,9 @@ import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/
 import type { Destination } from '../../domain/destinations.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
 import { deletesData, type Regulation, type Suppression, suppressesCalls } from '../../domain/regulations.ts'
+import type { MinuteFigures } from '../../domain/series.ts'
 import { NO_TRAFFIC_YET, type Source, type SourceStats } from '../../domain/sources.ts'
+import type { AccessToken } from '../../domain/tokens.ts'
 import { newId, newSecretToken } from '../../lib/ids.ts'
 import type {
   AcceptedMessage,
@@ -21,6 +23,7 @@ import type {
   ErasureScope,
   ErasureStep,
   IngestOutcome,
+  NewAccessToken,
   NewDestination,
   NewRegulation,
   NewSource,
@@ -42,9 +45,11 @@ import {
   toRegulation,
   toSuppression,
 } from './regulation-rows.ts'
+import { MINUTE_MS, ROLLUP_MAX_SPAN_MS, ROLLUP_SETTLE_MS } from './rollups.ts'
 import {
   type DeliveryRow,
   settingsText,
+  toAccessToken,
   toClaimedDeliveries,
   toDeliveries,
   toDestinations,
@@ -410,9 +415,70 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     return [...byDestination.values()]
   }
 
+  // --- delivery figures over time ---
+
+  async rollUpDeliveries(now: number): Promise<number> {
+    const end = floorMinute(now - ROLLUP_SETTLE_MS)
+    const from =
+      (await this.sql.rollups.through()) ?? floorMinute((await this.sql.rollups.earliestAttempt()) ?? end)
+    if (from >= end) return 0
+    return this.sql.rollups.rollUp(from, Math.min(end, from + ROLLUP_MAX_SPAN_MS))
+  }
+
+  async deliveryMinutes(destinationId: string, from: number, to: number): Promise<MinuteFigures[]> {
+    const start = floorMinute(from)
+    // Before the first roll-up everything is read from the attempts themselves.
+    const through = (await this.sql.rollups.through()) ?? start
+    const rolled =
+      start < through ? await this.sql.rollups.rows(destinationId, start, Math.min(to, through)) : []
+    const live = to > through ? await this.sql.rollups.live(destinationId, Math.max(start, through), to) : []
+    return [...rolled, ...live]
+  }
+
+  // --- access tokens ---
+
+  async createToken(input: NewAccessToken): Promise<AccessToken> {
+    const row = {
+      id: newId('tok'),
+      name: input.name,
+      role: input.role,
+      token_hash: input.tokenHash,
+      created_at: Date.now(),
+      last_used_at: null,
+    }
+    await this.sql.tokens.insert(row)
+    return toAccessToken(row)
+  }
+
+  async listTokens(): Promise<AccessToken[]> {
+    return (await this.sql.tokens.list()).map(toAccessToken)
+  }
+
+  async getToken(id: string): Promise<AccessToken | null> {
+    const row = await this.sql.tokens.get(id)
+    return row ? toAccessToken(row) : null
+  }
+
+  async findTokenByHash(tokenHash: string): Promise<AccessToken | null> {
+    const row = await this.sql.tokens.getByHash(tokenHash)
+    return row ? toAccessToken(row) : null
+  }
+
+  async touchToken(id: string, at: number): Promise<void> {
+    await this.sql.tokens.touch(id, at)
+  }
+
+  async deleteToken(id: string): Promise<boolean> {
+    return this.sql.tokens.delete(id)
+  }
+
   // --- housekeeping ---
 
   sweep(olderThan: number): Promise<{ messages: number }> {
     return sweep(this.sql.sweep, olderThan, this.dedupeWindowMs)
   }
+}
+
+function floorMinute(at: number): number {
+  return Math.floor(at / MINUTE_MS) * MINUTE_MS
 }

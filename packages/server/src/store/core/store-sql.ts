@@ -19,6 +19,7 @@ import type {
 } from '../store.ts'
 import type { SourceBatch } from './ingest-plan.ts'
 import type { NotificationCountRow, RegulationRow, SuppressionRow } from './regulation-rows.ts'
+import type { MinuteRow } from './rollups.ts'
 import type {
   AttemptRow,
   BacklogRow,
@@ -30,6 +31,7 @@ import type {
   OutcomeRows,
   SourceRow,
   StateCountRow,
+  TokenRow,
 } from './rows.ts'
 
 export type Awaitable<T> = T | Promise<T>
@@ -47,6 +49,8 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   attempts: AttemptsSql
   sweep: SweepSql
   regulations: RegulationsSql
+  tokens: TokensSql
+  rollups: RollupsSql
 
   // The hot statements, one module each.
   /**
@@ -234,4 +238,30 @@ export interface RegulationsSql {
   unfinished(): Awaitable<RegulationRow[]>
   /** A new status; `outcome` and `finishedAt` only when it is final. */
   setStatus(id: string, status: string, finishedAt: number | null, outcome: string | null): Awaitable<void>
+}
+
+export interface RollupsSql {
+  /** Up to where attempts are rolled up (exclusive, a minute boundary); null before the first roll-up. */
+  through(): Awaitable<number | null>
+  /** When the oldest stored attempt was made; null when there is none. */
+  earliestAttempt(): Awaitable<number | null>
+  /**
+   * Rolls attempts of `[from, to)` up (rows already there are kept) and moves the progress to `to`, in
+   * one transaction. Returns the rows written.
+   */
+  rollUp(from: number, to: number): Awaitable<number>
+  /** Rolled-up minutes of one destination in `[from, to)`. */
+  rows(destinationId: string, from: number, to: number): Awaitable<MinuteRow[]>
+  /** The same figures computed from the attempts themselves (for minutes not rolled up yet). */
+  live(destinationId: string, from: number, to: number): Awaitable<MinuteRow[]>
+}
+
+export interface TokensSql {
+  insert(row: TokenRow): Awaitable<void>
+  /** Oldest first. */
+  list(): Awaitable<TokenRow[]>
+  get(id: string): Awaitable<TokenRow | undefined>
+  getByHash(tokenHash: string): Awaitable<TokenRow | undefined>
+  touch(id: string, at: number): Awaitable<void>
+  delete(id: string): Awaitable<boolean>
 }

@@ -36,8 +36,10 @@ import { postgresMessages } from './sql/messages.ts'
 import { postgresMigrations } from './sql/migrations.ts'
 import { postgresRecordOutcomes } from './sql/record-outcomes.ts'
 import { postgresRegulations } from './sql/regulations.ts'
+import { postgresRollups } from './sql/rollups.ts'
 import { postgresSources } from './sql/sources.ts'
 import { postgresSweep } from './sql/sweep.ts'
+import { postgresTokens } from './sql/tokens.ts'
 
 export type { PostgresStoreOptions } from './connection.ts'
 
@@ -60,6 +62,8 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     attempts: postgresAttempts(db),
     sweep: postgresSweep(db),
     regulations: postgresRegulations(db),
+    tokens: postgresTokens(db),
+    rollups: postgresRollups(db),
     ingest: postgresIngest(db),
     claimDeliveries: postgresClaimDeliveries(db),
     recordOutcomes: postgresRecordOutcomes(db),

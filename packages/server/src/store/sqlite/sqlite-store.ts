@@ -17,8 +17,10 @@ import { sqliteMessages } from './sql/messages.ts'
 import { sqliteMigrations } from './sql/migrations.ts'
 import { sqliteRecordOutcomes } from './sql/record-outcomes.ts'
 import { sqliteRegulations } from './sql/regulations.ts'
+import { sqliteRollups } from './sql/rollups.ts'
 import { sqliteSources } from './sql/sources.ts'
 import { sqliteSweep } from './sql/sweep.ts'
+import { sqliteTokens } from './sql/tokens.ts'
 
 export interface SqliteStoreOptions extends SqliteDatabaseOptions, Pick<StoreCoreOptions, 'dedupeWindowMs'> {}
 
@@ -35,6 +37,8 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     attempts: sqliteAttempts(db),
     sweep: sqliteSweep(db),
     regulations: sqliteRegulations(db),
+    tokens: sqliteTokens(db),
+    rollups: sqliteRollups(db),
     ingest: sqliteIngest(db),
     claimDeliveries: sqliteClaimDeliveries(db),
     recordOutcomes: sqliteRecordOutcomes(db),

@@ -27,8 +27,20 @@ export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
       db.query<DeliveryRow>(
         `${withMessage}
          WHERE d.destination_id = $1 AND ($2::text IS NULL OR d.status = $2) AND ($3::bigint IS NULL OR d.id < $3)
+           AND ($5::text IS NULL OR m.type = $5)
+           AND ($6::text IS NULL OR (m.payload::jsonb ->> 'userId') = $6)
+           AND ($7::bigint IS NULL OR d.created_at >= $7) AND ($8::bigint IS NULL OR d.created_at < $8)
          ORDER BY d.id DESC LIMIT $4`,
-        [pgText(destinationId), filter.status ?? null, filter.before ?? null, filter.limit],
+        [
+          pgText(destinationId),
+          filter.status ?? null,
+          filter.before ?? null,
+          filter.limit,
+          filter.type ?? null,
+          filter.userId === undefined ? null : pgText(filter.userId),
+          filter.since ?? null,
+          filter.until ?? null,
+        ],
       ),
     get: async (id) => (await db.query<DeliveryRow>(`${withMessage} WHERE d.id = $1`, [id]))[0],
     replay: (filter, now) => {

@@ -34,6 +34,22 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
         where.push('d.id < ?')
         params.push(filter.before)
       }
+      if (filter.type !== undefined) {
+        where.push('m.type = ?')
+        params.push(filter.type)
+      }
+      if (filter.userId !== undefined) {
+        where.push("json_extract(m.payload, '$.userId') = ?")
+        params.push(filter.userId)
+      }
+      if (filter.since !== undefined) {
+        where.push('d.created_at >= ?')
+        params.push(filter.since)
+      }
+      if (filter.until !== undefined) {
+        where.push('d.created_at < ?')
+        params.push(filter.until)
+      }
       params.push(filter.limit)
       return db
         .sql(`${withMessage} WHERE ${where.join(' AND ')} ORDER BY d.id DESC LIMIT ?`)

@@ -1,0 +1,53 @@
+/**
+ * What a delivery sends, for people debugging it: the exact body bytes (the same for every attempt and
+ * every URL, see deliver/shape.ts) and, per URL, the headers. They are rebuilt from the stored message
+ * and the destination's current settings, which is what the next attempt or a replay would send.
+ */
+import { prepareRequest } from '../deliver/fan-out.ts'
+import { USER_AGENT } from '../deliver/http-sender.ts'
+import { RESERVED_HEADER_NAMES } from '../deliver/webhook-settings.ts'
+import type { Store } from '../store/store.ts'
+import { NotFoundError } from './errors.ts'
+import { requireDelivery, requireDestination } from './lookups.ts'
+
+export interface DeliveryRequest {
+  /** The body exactly as sent (UTF-8 JSON text). */
+  body: string
+  requests: {
+    url: string
+    /** The destination's static headers for this URL (the ones that may carry credentials). */
+    staticHeaders: Record<string, string>
+    /** The headers Sluice adds: User-Agent, Content-Type, X-Signature when signed. */
+    sluiceHeaders: Record<string, string>
+  }[]
+}
+
+const RESERVED = new Set(RESERVED_HEADER_NAMES.map((name) => name.toLowerCase()))
+
+export async function deliveryRequest(store: Store, deliveryId: number): Promise<DeliveryRequest> {
+  const delivery = await requireDelivery(store, deliveryId)
+  const destination = await requireDestination(store, delivery.destinationId)
+  const message = await store.getMessage(delivery.sourceId, delivery.messageId)
+  if (message === null) {
+    throw new NotFoundError(
+      'message_not_found',
+      `The message of delivery ${deliveryId} is no longer stored (retention removed it), so its request cannot be shown.`,
+    )
+  }
+  const prepared = prepareRequest(message.payload, destination.settings)
+  const sluiceHeaders: Record<string, string> = {
+    'User-Agent': USER_AGENT,
+    'Content-Type': 'application/json',
+  }
+  if (prepared.signature !== undefined) sluiceHeaders['X-Signature'] = prepared.signature
+  return {
+    body: prepared.body.toString('utf8'),
+    requests: destination.settings.webhooks.map(({ url, headers }) => ({
+      url,
+      staticHeaders: Object.fromEntries(
+        Object.entries(headers).filter(([name]) => !RESERVED.has(name.toLowerCase())),
+      ),
+      sluiceHeaders,
+    })),
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Who is calling: the admin token (from the configuration), a stored access token, or a web-app session
+ * made from either. Answers are cached for `TOKEN_CACHE_MS` so that each request does not cost a store
+ * round trip; that is also the longest a revoked token keeps working on any process.
+ *
+ * Sessions are stateless: the cookie holds `<token id>.<expiry>.<HMAC>`, signed with a key derived from
+ * the admin token (every process sharing a database shares it). Each request still looks the token id
+ * up, so revoking a token ends its sessions too, and changing the admin token ends all of them.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { hashToken } from '../domain/token-service.ts'
+import type { AccessToken, TokenRole } from '../domain/tokens.ts'
+import type { Store } from '../store/store.ts'
+
+/** How long a token lookup is trusted: revocation reaches every process within this (well under 5 s). */
+export const TOKEN_CACHE_MS = 2_000
+/** A session lasts this long after sign-in. */
+export const SESSION_MS = 12 * 3_600_000
+/** Last use is written at most this often per token, so reads do not turn into writes. */
+const LAST_USE_EVERY_MS = 60_000
+/** The session id of the admin token, which has no stored record. */
+const ADMIN_ID = 'admin'
+
+/** Who a request acts for. */
+export interface Principal {
+  role: TokenRole
+  /** The stored token's id, or `admin` for the configured admin token. */
+  tokenId: string
+  name: string
+}
+
+/** True when `presented` equals `expected`. Hashing both first makes the comparison constant-time and keeps the token's length from leaking. */
+export function isAdminToken(presented: string, expected: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest()
+  return timingSafeEqual(digest(presented), digest(expected))
+}
+
+const ADMIN: Principal = { role: 'admin', tokenId: ADMIN_ID, name: 'Admin token' }
+
+export class AccessControl {
+  private readonly store: Store
+  private readonly adminToken: string
+  private readonly sessionKey: Buffer
+  private readonly cache = new Map<string, { principal: Principal | null; until: number }>()
+  private readonly lastUseWritten = new Map<string, number>()
+
+  constructor(options: { store: Store; adminToken: string }) {
+    if (options.adminToken === '') throw new Error('The admin token must not be empty.')
+    this.store = options.store
+    this.adminToken = options.adminToken
+    this.sessionKey = createHash('sha256').update(`sluice-session:${options.adminToken}`).digest()
+  }
+
+  /** The principal a presented token stands for, or null when it is not (or no longer) valid. */
+  async identify(token: string): Promise<Principal | null> {
+    if (isAdminToken(token, this.adminToken)) return ADMIN
+    const hash = hashToken(token)
+    return this.cached(`hash:${hash}`, () => this.store.findTokenByHash(hash))
+  }
+
+  /** The cookie value of a new session for `principal`. */
+  openSession(principal: Principal, now = Date.now()): string {
+    const body = `${principal.tokenId}.${now + SESSION_MS}`
+    return `${body}.${this.sign(body)}`
+  }
+
+  /** The principal of a session cookie, or null when it is forged, expired, or its token was revoked. */
+  async session(cookie: string, now = Date.now()): Promise<Principal | null> {
+    const [tokenId, expires, signature] = cookie.split('.')
+    if (!tokenId || !expires || !signature) return null
+    const expected = Buffer.from(this.sign(`${tokenId}.${expires}`))
+    const given = Buffer.from(signature)
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
+    if (!(Number(expires) > now)) return null
+    if (tokenId === ADMIN_ID) return ADMIN
+    return this.cached(`id:${tokenId}`, () => this.store.getToken(tokenId))
+  }
+
+  private sign(body: string): string {
+    return createHmac('sha256', this.sessionKey).update(body).digest('base64url')
+  }
+
+  private async cached(key: string, lookup: () => Promise<AccessToken | null>): Promise<Principal | null> {
+    const now = Date.now()
+    const hit = this.cache.get(key)
+    let principal: Principal | null
+    if (hit && hit.until > now) principal = hit.principal
+    else {
+      const record = await lookup()
+      principal = record && { role: record.role, tokenId: record.id, name: record.name }
+      if (this.cache.size > 10_000) this.cache.clear()
+      this.cache.set(key, { principal, until: now + TOKEN_CACHE_MS })
+    }
+    if (principal) this.noteUse(principal.tokenId, now)
+    return principal
+  }
+
+  private noteUse(tokenId: string, now: number): void {
+    if (now - (this.lastUseWritten.get(tokenId) ?? 0) < LAST_USE_EVERY_MS) return
+    this.lastUseWritten.set(tokenId, now)
+    // Best effort: a failed write of the last-use time must not fail the request.
+    this.store.touchToken(tokenId, now).catch(() => this.lastUseWritten.delete(tokenId))
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Per-minute delivery rollups (delivery_rollups in 003_web_app.sql): the SQL that aggregates attempts
+ * into minutes, written once for both backends (the same text runs on SQLite and PostgreSQL; only the
+ * parameter markers differ), and the row type.
+ */
+import { LATENCY_BUCKET_BOUNDS_MS } from '../../domain/series.ts'
+
+/** A minute is rolled up this long after it ended: attempts are recorded when their request finishes. */
+export const ROLLUP_SETTLE_MS = 2 * 60_000
+/** One roll-up run covers at most this much time, so that catching up after a long pause stays bounded. */
+export const ROLLUP_MAX_SPAN_MS = 24 * 3_600_000
+export const MINUTE_MS = 60_000
+
+/** One destination's figures for one minute. */
+export interface MinuteRow {
+  minute: number
+  succeeded: number
+  failed: number
+  /** Attempt counts per latency bucket (see LATENCY_BUCKET_BOUNDS_MS). */
+  buckets: number[]
+}
+
+export const BUCKET_COLUMNS = LATENCY_BUCKET_BOUNDS_MS.map((_, index) => `b${index}`)
+
+/**
+ * Attempts of `[from, to)` per destination and minute, as delivery_rollups rows. `marker(n)` writes the
+ * n-th (1-based) parameter: from, to, then (when `oneDestination`) the destination id.
+ */
+export function attemptMinutesSql(marker: (n: number) => string, oneDestination: boolean): string {
+  const buckets = LATENCY_BUCKET_BOUNDS_MS.map((bound, index) => {
+    const lower = index === 0 ? null : LATENCY_BUCKET_BOUNDS_MS[index - 1]!
+    const conditions = [
+      ...(lower === null ? [] : [`latency_ms >= ${lower}`]),
+      ...(Number.isFinite(bound) ? [`latency_ms < ${bound}`] : []),
+    ]
+    return `SUM(CASE WHEN ${conditions.join(' AND ')} THEN 1 ELSE 0 END) AS b${index}`
+  })
+  return `SELECT destination_id, attempted_at / ${MINUTE_MS} * ${MINUTE_MS} AS minute,
+      SUM(CASE WHEN status_code BETWEEN 200 AND 299 THEN 1 ELSE 0 END) AS succeeded,
+      SUM(CASE WHEN status_code BETWEEN 200 AND 299 THEN 0 ELSE 1 END) AS failed,
+      ${buckets.join(',\n      ')}
+    FROM attempts
+    WHERE attempted_at >= ${marker(1)} AND attempted_at < ${marker(2)}${oneDestination ? ` AND destination_id = ${marker(3)}` : ''}
+    GROUP BY destination_id, attempted_at / ${MINUTE_MS} * ${MINUTE_MS}`
+}
+
+/** A delivery_rollups row (or a row of attemptMinutesSql) as a MinuteRow. */
+export function toMinuteRow(row: Record<string, unknown>): MinuteRow {
+  return {
+    minute: Number(row.minute),
+    succeeded: Number(row.succeeded),
+    failed: Number(row.failed),
+    buckets: BUCKET_COLUMNS.map((column) => Number(row[column])),
+  }
+}

@@ -1,0 +1,44 @@
+import { attemptMinutesSql, BUCKET_COLUMNS, toMinuteRow } from '../../core/rollups.ts'
+import type { RollupsSql } from '../../core/store-sql.ts'
+import { pgText } from '../connection.ts'
+import type { PostgresDatabase } from '../database.ts'
+
+/**
+ * delivery_rollups and rollup_progress on PostgreSQL (see core/rollups.ts). Several processes may roll
+ * up the same minutes at once: a complete minute's figures are the same whoever computes them, so the
+ * second writer's rows are ignored and the progress only moves forward.
+ */
+export function postgresRollups(db: PostgresDatabase): RollupsSql {
+  const columns = ['destination_id', 'minute', 'succeeded', 'failed', ...BUCKET_COLUMNS].join(', ')
+  const marker = (n: number) => `$${n}`
+  return {
+    through: async () =>
+      (
+        await db.query<{ through: number }>("SELECT through FROM rollup_progress WHERE name = 'deliveries'")
+      )[0]?.through ?? null,
+    earliestAttempt: async () =>
+      (await db.query<{ at: number | null }>('SELECT MIN(attempted_at) AS at FROM attempts'))[0]?.at ?? null,
+    rollUp: (from, to) =>
+      db.transaction(async (client) => {
+        const inserted = await client.query(
+          `INSERT INTO delivery_rollups (${columns}) ${attemptMinutesSql(marker, false)} ON CONFLICT DO NOTHING`,
+          [from, to],
+        )
+        await client.query(
+          `INSERT INTO rollup_progress (name, through) VALUES ('deliveries', $1)
+           ON CONFLICT (name) DO UPDATE SET through = GREATEST(rollup_progress.through, EXCLUDED.through)`,
+          [to],
+        )
+        return inserted.rowCount ?? 0
+      }),
+    rows: async (destinationId, from, to) =>
+      (
+        await db.query(
+          'SELECT * FROM delivery_rollups WHERE destination_id = $1 AND minute >= $2 AND minute < $3 ORDER BY minute',
+          [pgText(destinationId), from, to],
+        )
+      ).map(toMinuteRow),
+    live: async (destinationId, from, to) =>
+      (await db.query(attemptMinutesSql(marker, true), [from, to, pgText(destinationId)])).map(toMinuteRow),
+  }
+}

@@ -1,0 +1,46 @@
+import { attemptMinutesSql, BUCKET_COLUMNS, type MinuteRow, toMinuteRow } from '../../core/rollups.ts'
+import type { RollupsSql } from '../../core/store-sql.ts'
+import type { SqliteDatabase } from '../database.ts'
+
+/** delivery_rollups and rollup_progress (see core/rollups.ts). */
+export function sqliteRollups(db: SqliteDatabase): RollupsSql {
+  const columns = ['destination_id', 'minute', 'succeeded', 'failed', ...BUCKET_COLUMNS].join(', ')
+  const minutes = (text: string, ...params: (string | number)[]) =>
+    (db.sql(text).all(...params) as Record<string, unknown>[]).map(toMinuteRow) as MinuteRow[]
+  const through = () =>
+    (
+      db.sql("SELECT through FROM rollup_progress WHERE name = 'deliveries'").get() as
+        | { through: number }
+        | undefined
+    )?.through ?? null
+  return {
+    through,
+    earliestAttempt: () =>
+      (db.sql('SELECT MIN(attempted_at) AS at FROM attempts').get() as { at: number | null }).at,
+    rollUp: (from, to) =>
+      db.transaction(() => {
+        const { changes } = db
+          .sql(`INSERT OR IGNORE INTO delivery_rollups (${columns}) ${attemptMinutesSql(() => '?', false)}`)
+          .run(from, to)
+        db.sql(
+          `INSERT INTO rollup_progress (name, through) VALUES ('deliveries', ?)
+           ON CONFLICT (name) DO UPDATE SET through = MAX(through, excluded.through)`,
+        ).run(to)
+        return Number(changes)
+      }),
+    rows: (destinationId, from, to) =>
+      minutes(
+        'SELECT * FROM delivery_rollups WHERE destination_id = ? AND minute >= ? AND minute < ? ORDER BY minute',
+        destinationId,
+        from,
+        to,
+      ),
+    live: (destinationId, from, to) =>
+      minutes(
+        attemptMinutesSql(() => '?', true),
+        from,
+        to,
+        destinationId,
+      ),
+  }
+}

@@ -1,0 +1,22 @@
+import type { TokenRow } from '../../core/rows.ts'
+import type { TokensSql } from '../../core/store-sql.ts'
+import type { SqliteDatabase } from '../database.ts'
+
+/** access_tokens. */
+export function sqliteTokens(db: SqliteDatabase): TokensSql {
+  const one = (text: string, value: string) => db.sql(text).get(value) as TokenRow | undefined
+  return {
+    insert(row) {
+      db.sql(
+        'INSERT INTO access_tokens (id, name, role, token_hash, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ).run(row.id, row.name, row.role, row.token_hash, row.created_at, row.last_used_at)
+    },
+    list: () => db.sql('SELECT * FROM access_tokens ORDER BY created_at, id').all() as unknown as TokenRow[],
+    get: (id) => one('SELECT * FROM access_tokens WHERE id = ?', id),
+    getByHash: (tokenHash) => one('SELECT * FROM access_tokens WHERE token_hash = ?', tokenHash),
+    touch(id, at) {
+      db.sql('UPDATE access_tokens SET last_used_at = ? WHERE id = ?').run(at, id)
+    },
+    delete: (id) => db.sql('DELETE FROM access_tokens WHERE id = ?').run(id).changes > 0,
+  }
+}

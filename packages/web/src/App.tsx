@@ -1,0 +1,123 @@
+import { useMutation, useQuery } from '@tanstack/react-query'
+import { useEffect, useState } from 'react'
+import { ApiError, api, get, type Session } from './api.ts'
+import { Access } from './pages/Access.tsx'
+import { Catalog } from './pages/Catalog.tsx'
+import { Destinations } from './pages/Destinations.tsx'
+import { DestinationView } from './pages/DestinationView.tsx'
+import { NotYet } from './pages/NotYet.tsx'
+import { SignIn } from './pages/SignIn.tsx'
+import { Sources } from './pages/Sources.tsx'
+import { SourceView } from './pages/SourceView.tsx'
+import { WebhooksWizard } from './pages/WebhooksWizard.tsx'
+import { navigate, usePath } from './router.ts'
+import { SessionContext } from './session.ts'
+import { ErrorBox, Link, Loading } from './ui.tsx'
+
+const NAV = [
+  { to: '/sources', label: 'Sources' },
+  { to: '/catalog', label: 'Catalog' },
+  { to: '/destinations', label: 'Destinations' },
+  { to: '/privacy', label: 'Privacy' },
+  { to: '/audiences', label: 'Audiences' },
+]
+
+export function App() {
+  const session = useQuery({ queryKey: ['session'], queryFn: () => get<Session>('/session') })
+  if (session.isPending) return <Loading what="Sluice" />
+  if (session.error instanceof ApiError && session.error.status === 401) return <SignIn />
+  if (session.error) return <ErrorBox error={session.error} />
+  return (
+    <SessionContext.Provider value={session.data}>
+      <Shell session={session.data} />
+    </SessionContext.Provider>
+  )
+}
+
+function Shell({ session }: { session: Session }) {
+  const path = usePath()
+  const [menuOpen, setMenuOpen] = useState(false)
+  const signOut = useMutation({
+    mutationFn: () => api('DELETE', '/session'),
+    // A fresh page load: nothing fetched while signed in stays in memory.
+    onSuccess: () => window.location.assign('/'),
+  })
+  useEffect(() => {
+    if (path === '/') navigate('/sources')
+    setMenuOpen(false)
+  }, [path])
+  const nav = session.role === 'admin' ? [...NAV, { to: '/access', label: 'Access' }] : NAV
+  return (
+    <div className="shell">
+      <header className="top">
+        <Link to="/sources" className="brand">
+          Sluice
+        </Link>
+        <button
+          type="button"
+          className="menu-toggle secondary"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <nav id="main-nav" aria-label="Main" className={menuOpen ? 'open' : ''}>
+          {nav.map((item) => (
+            <a
+              key={item.to}
+              href={item.to}
+              aria-current={path.startsWith(item.to) ? 'page' : undefined}
+              onClick={(event) => {
+                event.preventDefault()
+                navigate(item.to)
+              }}
+            >
+              {item.label}
+            </a>
+          ))}
+        </nav>
+        <div className="who">
+          <span className={`badge badge-${session.role}`}>{session.role}</span>
+          <span className="muted who-name">{session.name}</span>
+          <button type="button" className="secondary" onClick={() => signOut.mutate()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main>
+        <Page path={path} />
+      </main>
+    </div>
+  )
+}
+
+function Page({ path }: { path: string }) {
+  const [, section, id] = path.split('/')
+  switch (section) {
+    case 'sources':
+      return id ? <SourceView id={id} /> : <Sources />
+    case 'catalog':
+      return id === 'webhooks' ? <WebhooksWizard /> : <Catalog />
+    case 'destinations':
+      return id ? <DestinationView id={id} /> : <Destinations />
+    case 'privacy':
+      return (
+        <NotYet title="Privacy">
+          Deletion and suppression requests (per user, followed per destination) and the list of suppressed
+          users will appear here once this Sluice offers its privacy API. Nothing on this page works yet.
+        </NotYet>
+      )
+    case 'audiences':
+      return (
+        <NotYet title="Audiences">
+          Audiences and computed traits (definitions, preview, size, syncs to destinations) and profile lookup
+          will appear here once this Sluice offers them. Nothing on this page works yet.
+        </NotYet>
+      )
+    case 'access':
+      return <Access />
+    default:
+      return path === '/' ? null : <NotYet title="Page not found">There is no page at {path}.</NotYet>
+  }
+}

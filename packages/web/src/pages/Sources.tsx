@@ -1,0 +1,85 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { type FormEvent, useState } from 'react'
+import { api, get, type Source } from '../api.ts'
+import { navigate } from '../router.ts'
+import { useCanWrite } from '../session.ts'
+import { ErrorBox, Link, Loading, TextField } from '../ui.tsx'
+
+export function Sources() {
+  const canWrite = useCanWrite()
+  const sources = useQuery({
+    queryKey: ['sources'],
+    queryFn: () => get<{ sources: Source[] }>('/sources'),
+    refetchInterval: 5_000,
+  })
+  return (
+    <section>
+      <h1>Sources</h1>
+      <p className="muted">Where calls come from. Each source has its own write key.</p>
+      {canWrite && <CreateSource />}
+      <ErrorBox error={sources.error} />
+      {sources.isPending ? (
+        <Loading what="sources" />
+      ) : sources.data?.sources.length === 0 ? (
+        <p className="card">No sources yet{canWrite ? ': create one above.' : '.'}</p>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Sources with their counts</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col" className="num">
+                Accepted
+              </th>
+              <th scope="col" className="num">
+                Rejected
+              </th>
+              <th scope="col" className="num">
+                Duplicates
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {sources.data?.sources.map((source) => (
+              <tr key={source.id}>
+                <td>
+                  <Link to={`/sources/${source.id}`}>{source.name}</Link>
+                </td>
+                <td>{source.enabled ? 'Enabled' : 'Disabled'}</td>
+                <td className="num">{source.stats.accepted.toLocaleString()}</td>
+                <td className="num">{source.stats.rejected.toLocaleString()}</td>
+                <td className="num">{source.stats.duplicates.toLocaleString()}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  )
+}
+
+function CreateSource() {
+  const [name, setName] = useState('')
+  const queryClient = useQueryClient()
+  const create = useMutation({
+    mutationFn: () => api<Source>('POST', '/sources', { name }),
+    onSuccess: (source) => {
+      void queryClient.invalidateQueries({ queryKey: ['sources'] })
+      navigate(`/sources/${source.id}`)
+    },
+  })
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    create.mutate()
+  }
+  return (
+    <form className="card inline-form" onSubmit={submit} aria-label="Create a source">
+      <TextField label="Source name" value={name} onChange={setName} error={create.error} field="/name" />
+      <button type="submit" disabled={create.isPending}>
+        Create source
+      </button>
+      <ErrorBox error={create.error} fields={['/name']} />
+    </form>
+  )
+}
