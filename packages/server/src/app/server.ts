@@ -11,6 +11,7 @@ import { errorBody, HttpError } from '../lib/errors.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
 import { managementApi } from '../manage/management-api.ts'
 import { registerOpenApi } from '../manage/openapi.ts'
+import { ProfileWorker } from '../profile/profile-worker.ts'
 import { isStoreUnavailable } from '../store/errors.ts'
 import { openStore } from '../store/open.ts'
 import type { Store } from '../store/store.ts'
@@ -73,6 +74,7 @@ export async function createSluice(
     maxCommitsInFlight:
       store.kind === 'postgres' ? Math.min(4, Math.max(1, Math.floor(config.postgresPoolSize / 2))) : 1,
   })
+  const profiles = new ProfileWorker({ store, logger })
   const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })
 
   const app = Fastify({
@@ -204,7 +206,10 @@ export async function createSluice(
     async listen() {
       const address = await app.listen({ port: config.port, host: config.host })
       if (config.role !== 'worker') housekeeper.start()
-      if (config.role !== 'api') engine.start()
+      if (config.role !== 'api') {
+        engine.start()
+        await profiles.start()
+      }
       return address
     },
     async close() {
@@ -213,6 +218,7 @@ export async function createSluice(
       housekeeper.stop()
       await app.close() // stops accepting; in-flight requests finish, including their commits
       await groupCommit.drain()
+      await profiles.stop() // the batch in progress commits (or not at all: it is consumed again)
       await engine.stop() // in-flight deliveries finish (bounded by the request timeout) and are recorded
       await sender.close()
       await store.close()

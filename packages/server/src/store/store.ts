@@ -18,6 +18,7 @@ import type {
 } from '../domain/deliveries.ts'
 import type { Destination, DestinationType, WebhooksSettings } from '../domain/destinations.ts'
 import type { MessageType } from '../domain/messages.ts'
+import type { Profile, ProfileEvent, ProfileIdentity } from '../domain/profiles.ts'
 import type { Source, SourceStats } from '../domain/sources.ts'
 
 export interface NewSource {
@@ -197,10 +198,33 @@ export interface Store {
    */
   watch(listener: (event: StoreEvent) => void): Promise<() => Promise<void>>
 
+  // --- profiles ---
+  /**
+   * The profile worker's step: consumes up to `limit` (default 500) committed messages that profiles
+   * have not consumed yet, in one transaction with the profile cursor, so a crash loses nothing and
+   * nothing is consumed twice. Returns how many were consumed: 0 when there were none, or when another
+   * process (PostgreSQL) consumed the same ones first.
+   */
+  consumeIntoProfiles(limit?: number, now?: number): Promise<number>
+  /** A profile by id; a profile merged into another answers with the survivor. */
+  getProfile(id: string): Promise<Profile | null>
+  findProfile(identity: ProfileIdentity): Promise<Profile | null>
+  /** The profile's calls, newest first; `before` is the `next` of the previous page. */
+  listProfileEvents(
+    profileId: string,
+    page: { limit: number; before?: number | undefined },
+  ): Promise<{ events: ProfileEvent[]; next: number | null }>
+  /**
+   * Erasure: deletes the profiles holding one of these userIds — only those with a call from one of
+   * `sourceIds`, when given — with their identities, traits and calls. Nothing is sent for them.
+   * Returns how many profiles went.
+   */
+  eraseProfilesOfUsers(userIds: string[], sourceIds?: string[]): Promise<number>
+
   // --- housekeeping ---
   /**
-   * Retention: deletes messages received before `olderThan` whose deliveries are all final, with
-   * those deliveries and their attempts. Returns how many messages went.
+   * Retention: deletes messages received before `olderThan` whose deliveries are all final and which
+   * profiles have consumed, with those deliveries and their attempts. Returns how many messages went.
    */
   sweep(olderThan: number): Promise<{ messages: number }>
 }

@@ -652,6 +652,8 @@ export function storeContract(backend: StoreBackend): void {
         ])
         await store.releaseClaims([byMessage.get('old-pending')!.id])
 
+        // Retention waits for profiles to consume a message (the server's profile worker does this).
+        while ((await store.consumeIntoProfiles()) > 0) {}
         assert.deepEqual(await store.sweep(now - DAY), { messages: 2 })
         assert.equal(await store.getMessage(source.id, 'old-final'), null)
         assert.equal(await store.getMessage(lonely.id, 'old-undelivered'), null)

@@ -7,6 +7,7 @@
 import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
 import type { Destination } from '../../domain/destinations.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
+import type { Profile, ProfileEvent, ProfileIdentity } from '../../domain/profiles.ts'
 import { NO_TRAFFIC_YET, type Source, type SourceStats } from '../../domain/sources.ts'
 import { newId, newSecretToken } from '../../lib/ids.ts'
 import type {
@@ -29,6 +30,13 @@ import { type ChangeListener, Changes } from './changes.ts'
 import { summarizeDeliveries } from './delivery-stats.ts'
 import { planIngest } from './ingest-plan.ts'
 import { applyMigrations } from './migrations.ts'
+import {
+  consumeMessages,
+  DEFAULT_PROFILE_BATCH,
+  findProfile,
+  readProfile,
+  readProfileEvents,
+} from './profiles.ts'
 import {
   type DeliveryRow,
   settingsText,
@@ -283,6 +291,32 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       await this.sql.deliveries.countByState(destinationId),
       await this.sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
     )
+  }
+
+  // --- profiles ---
+
+  consumeIntoProfiles(limit = DEFAULT_PROFILE_BATCH, now = Date.now()): Promise<number> {
+    return consumeMessages(this.sql.profiles, limit, now)
+  }
+
+  getProfile(id: string): Promise<Profile | null> {
+    return readProfile(this.sql.profiles, id)
+  }
+
+  findProfile(identity: ProfileIdentity): Promise<Profile | null> {
+    return findProfile(this.sql.profiles, identity)
+  }
+
+  listProfileEvents(
+    profileId: string,
+    page: { limit: number; before?: number | undefined },
+  ): Promise<{ events: ProfileEvent[]; next: number | null }> {
+    return readProfileEvents(this.sql.profiles, profileId, page)
+  }
+
+  async eraseProfilesOfUsers(userIds: string[], sourceIds?: string[]): Promise<number> {
+    if (userIds.length === 0 || sourceIds?.length === 0) return 0
+    return this.sql.profiles.erase(userIds, sourceIds ?? null)
   }
 
   // --- housekeeping ---

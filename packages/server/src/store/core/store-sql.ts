@@ -18,6 +18,7 @@ import type {
   Store,
 } from '../store.ts'
 import type { SourceBatch } from './ingest-plan.ts'
+import type { ProfilesSql } from './profile-sql.ts'
 import type {
   AttemptRow,
   ClaimRow,
@@ -44,6 +45,7 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   deliveries: DeliveriesSql
   attempts: AttemptsSql
   sweep: SweepSql
+  profiles: ProfilesSql
 
   // The hot statements, one module each.
   /**
@@ -179,7 +181,10 @@ export interface SweepSql {
 export interface SweepStatements {
   /** Up to `limit` messages by pk order, after `afterPk`. */
   messagesAfter(afterPk: number, limit: number): Awaitable<{ pk: number; received_at: number }[]>
-  /** Deletes those of these messages whose deliveries are all final, with them; returns how many went. */
+  /**
+   * Deletes those of these messages whose deliveries are all final and which profiles have consumed
+   * (pk at most the profile cursor's high-water mark), with them; returns how many went.
+   */
   deleteIfFinal(pks: number[]): Awaitable<number>
   /**
    * Deletes up to `limit` dedupe keys received before `before`; returns how many. Only PostgreSQL

@@ -34,6 +34,7 @@ import { postgresDestinations } from './sql/destinations.ts'
 import { postgresIngest } from './sql/ingest.ts'
 import { postgresMessages } from './sql/messages.ts'
 import { postgresMigrations } from './sql/migrations.ts'
+import { postgresProfiles } from './sql/profiles.ts'
 import { postgresRecordOutcomes } from './sql/record-outcomes.ts'
 import { postgresSources } from './sql/sources.ts'
 import { postgresSweep } from './sql/sweep.ts'
@@ -58,6 +59,7 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     deliveries: postgresDeliveries(db),
     attempts: postgresAttempts(db),
     sweep: postgresSweep(db),
+    profiles: postgresProfiles(db),
     ingest: postgresIngest(db),
     claimDeliveries: postgresClaimDeliveries(db),
     recordOutcomes: postgresRecordOutcomes(db),

@@ -15,6 +15,7 @@ import { sqliteDestinations } from './sql/destinations.ts'
 import { sqliteIngest } from './sql/ingest.ts'
 import { sqliteMessages } from './sql/messages.ts'
 import { sqliteMigrations } from './sql/migrations.ts'
+import { sqliteProfiles } from './sql/profiles.ts'
 import { sqliteRecordOutcomes } from './sql/record-outcomes.ts'
 import { sqliteSources } from './sql/sources.ts'
 import { sqliteSweep } from './sql/sweep.ts'
@@ -33,6 +34,7 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     deliveries: sqliteDeliveries(db),
     attempts: sqliteAttempts(db),
     sweep: sqliteSweep(db),
+    profiles: sqliteProfiles(db),
     ingest: sqliteIngest(db),
     claimDeliveries: sqliteClaimDeliveries(db),
     recordOutcomes: sqliteRecordOutcomes(db),

@@ -48,6 +48,11 @@ export const FORWARDED_METHODS = {
   getDelivery: true,
   replayDeliveries: true,
   deliveryStats: true,
+  consumeIntoProfiles: true,
+  getProfile: true,
+  findProfile: true,
+  listProfileEvents: true,
+  eraseProfilesOfUsers: true,
   sweep: true,
 } as const satisfies Record<ForwardedMethod, true>
 

@@ -1,0 +1,48 @@
+-- 004 (PostgreSQL): profiles built from accepted messages, their identities and their own copy of the calls.
+-- The profile worker consumes messages after they are committed, in pk order, and records how far it
+-- got in profile_cursor in the same transaction as the profile changes (see docs/profiles.md).
+
+CREATE TABLE profile_cursor (
+  id          SMALLINT PRIMARY KEY CHECK (id = 1),
+  high_pk     BIGINT NOT NULL,        -- every message up to here is consumed, except those in gaps
+  gaps        TEXT NOT NULL,           -- JSON [[fromPk, toPk, seenAt], ...]: pks not committed yet when seen
+  version     BIGINT NOT NULL         -- bumped by every write: a batch commits only on the version it read
+);
+INSERT INTO profile_cursor (id, high_pk, gaps, version) VALUES (1, 0, '[]', 0);
+
+CREATE TABLE profiles (
+  id            TEXT PRIMARY KEY,
+  traits        TEXT NOT NULL,         -- JSON object: merged identify traits
+  trait_times   TEXT NOT NULL,         -- JSON object: trait -> timestamp (ms) of the call that set it
+  first_seen_at BIGINT NOT NULL,
+  last_seen_at  BIGINT NOT NULL
+);
+
+-- kind: 'user' (userId) or 'anonymous' (anonymousId). One identity belongs to one profile.
+CREATE TABLE profile_identities (
+  kind        TEXT NOT NULL,
+  value       TEXT NOT NULL,
+  profile_id  TEXT NOT NULL,
+  PRIMARY KEY (kind, value)
+);
+CREATE INDEX profile_identities_by_profile ON profile_identities (profile_id);
+
+-- A profile merged into another (alias, or a call linking two profiles): its id keeps answering.
+CREATE TABLE profile_merges (
+  from_id     TEXT PRIMARY KEY,
+  into_id     TEXT NOT NULL
+);
+CREATE INDEX profile_merges_by_into ON profile_merges (into_id);
+
+-- The calls of each profile, kept apart from messages (which retention sweeps).
+CREATE TABLE profile_events (
+  message_pk  BIGINT PRIMARY KEY,
+  profile_id  TEXT NOT NULL,
+  source_id   TEXT NOT NULL,
+  message_id  TEXT NOT NULL,
+  type        TEXT NOT NULL,
+  event       TEXT,                    -- track: the event name
+  occurred_at BIGINT NOT NULL,        -- the call's timestamp, ms
+  properties  TEXT NOT NULL            -- JSON: track properties, identify/group traits, page/screen properties
+);
+CREATE INDEX profile_events_by_profile ON profile_events (profile_id, message_pk);
