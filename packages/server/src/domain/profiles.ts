@@ -12,6 +12,10 @@ export interface Profile {
   anonymousIds: string[]
   /** Identify traits merged over time: for each trait, the call with the latest `timestamp` wins. */
   traits: Record<string, unknown>
+  /** Computed trait key → its current value (traits with no value for this profile are left out). */
+  computedTraits: Record<string, unknown>
+  /** Keys of the audiences the profile is a member of, sorted. */
+  audiences: string[]
   firstSeenAt: number
   lastSeenAt: number
 }
@@ -47,3 +51,6 @@ export function noProfileWithIdentity(identity: ProfileIdentity): NotFoundError 
     `No profile has ${kind} "${value}" yet. Profiles are built from accepted calls within a second or so of their acceptance.`,
   )
 }
+
+/** Profile events per page of `GET /profiles/:id/events`. */
+export const PROFILE_EVENTS_PAGE_SIZE = { default: 50, max: 500 } as const

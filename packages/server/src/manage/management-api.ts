@@ -6,12 +6,14 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { DeliveryService } from '../domain/delivery-service.ts'
 import { DestinationService } from '../domain/destination-service.ts'
+import { ProfileService } from '../domain/profile-service.ts'
 import { SourceService } from '../domain/source-service.ts'
 import { TestEventService, type TestSender } from '../domain/test-event.ts'
 import type { Store } from '../store/store.ts'
 import { requireAdminToken } from './auth.ts'
 import { deliveryEndpoints } from './delivery-endpoints.ts'
 import { destinationEndpoints } from './destination-endpoints.ts'
+import { profileEndpoints } from './profile-endpoints.ts'
 import { rephraseRequestError } from './request-errors.ts'
 import { checkBodyStrictly, checkQueryStrictly, formatSchemaError } from './request-validation.ts'
 import { sourceEndpoints } from './source-endpoints.ts'
@@ -43,4 +45,5 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
     deliveries: new DeliveryService(store),
     testEvents: new TestEventService({ store, sender: testSender }),
   })
+  await app.register(profileEndpoints, { profiles: new ProfileService(store) })
 }

@@ -28,6 +28,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           description:
             'What happened to each message at each destination: attempts, replays, test sends and counters.',
         },
+        {
+          name: 'Profiles',
+          description: 'One per person, built from accepted calls: identities, merged traits and the calls.',
+        },
       ],
       components: {
         securitySchemes: {

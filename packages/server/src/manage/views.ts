@@ -6,9 +6,11 @@ import { toAttemptRecord } from '../deliver/delivery-outcome.ts'
 import type { AttemptResult } from '../deliver/http-sender.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
+import type { Profile, ProfileEvent } from '../domain/profiles.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
 import type { AttemptResultView, AttemptView, DeliveryStatsView, DeliveryView } from './delivery-schemas.ts'
 import type { DestinationView } from './destination-schemas.ts'
+import type { ProfileEventView, ProfileView } from './profile-schemas.ts'
 import type { SourceView } from './source-schemas.ts'
 
 export function sourceView({ source, stats }: SourceWithStats): SourceView {
@@ -85,6 +87,14 @@ function attemptView(attempt: DeliveryAttempt): AttemptView {
 export function attemptResultView(result: AttemptResult): AttemptResultView {
   const { attemptedAt: _attemptedAt, ...view } = toAttemptRecord(result)
   return view
+}
+
+export function profileView(profile: Profile): ProfileView {
+  return { ...profile, firstSeenAt: iso(profile.firstSeenAt), lastSeenAt: iso(profile.lastSeenAt) }
+}
+
+export function profileEventView(event: ProfileEvent): ProfileEventView {
+  return { ...event, timestamp: iso(event.timestamp) }
 }
 
 function iso(epochMs: number): string {

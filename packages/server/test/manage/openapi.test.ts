@@ -48,6 +48,9 @@ describe('OpenAPI document', () => {
       '/api/v1/sources/{id}/rotate-write-key': ['post'],
       '/api/v1/destinations': ['get', 'post'],
       '/api/v1/destinations/{id}': ['delete', 'get', 'patch'],
+      '/api/v1/profiles': ['get'],
+      '/api/v1/profiles/{id}': ['get'],
+      '/api/v1/profiles/{id}/events': ['get'],
     }
     for (const [path, methods] of Object.entries(expected)) {
       assert.ok(document.paths[path], `missing path ${path}`)

@@ -81,6 +81,8 @@ export async function readProfile(sql: ProfilesSql, id: string): Promise<Profile
     userIds: of('user'),
     anonymousIds: of('anonymous'),
     traits: JSON.parse(row.traits) as Record<string, unknown>,
+    computedTraits: {},
+    audiences: [],
     firstSeenAt: row.first_seen_at,
     lastSeenAt: row.last_seen_at,
   }
