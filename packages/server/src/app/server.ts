@@ -74,7 +74,7 @@ export async function createSluice(
     maxCommitsInFlight:
       store.kind === 'postgres' ? Math.min(4, Math.max(1, Math.floor(config.postgresPoolSize / 2))) : 1,
   })
-  const profiles = new ProfileWorker({ store, logger })
+  const profiles = new ProfileWorker({ store, logger, refreshMs: config.audienceRefreshSeconds * 1000 })
   const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })
 
   const app = Fastify({

@@ -1,7 +1,11 @@
 /**
- * Keeps profiles current: consumes committed messages into profiles (Store.consumeIntoProfiles) batch
- * after batch until none are left, then waits for the next commit or poll. Each batch commits with the
- * cursor, so stopping or crashing at any point loses nothing and repeats nothing.
+ * Keeps profiles and computed traits current, in three steps that each commit on their own:
+ * 1. consume committed messages into profiles (Store.consumeIntoProfiles), marking the profiles whose
+ *    computed traits they may change;
+ * 2. evaluate those profiles (Store.evaluateComputations): new values, and sync deliveries for changes;
+ * 3. every `refreshMs`, queue the profiles whose calls left a `withinDays` window since the last check.
+ * It works while there is work, then waits for the next commit or poll. Every step commits its
+ * progress with its changes, so stopping or crashing at any point loses nothing and repeats nothing.
  */
 import type { Logger } from '../lib/logger.ts'
 import type { Store } from '../store/store.ts'
@@ -14,11 +18,13 @@ export interface ProfileWorkerOptions {
    * deliveries wake it at once; this catches the rest (messages routed nowhere, other processes').
    */
   pollMs?: number
-  /** Messages per transaction. Default 500. */
+  /** Messages (or queued profiles) per transaction. Default 500. */
   batchSize?: number
+  /** How often time windows are re-checked, in ms. Default 60,000 (`SLUICE_AUDIENCE_REFRESH_SECONDS`). */
+  refreshMs?: number
 }
 
-/** After a failed batch (store unreachable, say), wait this long before trying again. */
+/** After a failed step (store unreachable, say), wait this long before trying again. */
 const RETRY_AFTER_ERROR_MS = 1_000
 
 export class ProfileWorker {
@@ -26,16 +32,23 @@ export class ProfileWorker {
   private readonly logger: Logger
   private readonly pollMs: number
   private readonly batchSize: number
+  private readonly refreshMs: number
   private running: Promise<void> | null = null
   private stopped = true
   private wake: (() => void) | null = null
   private unwatch: (() => Promise<void>) | null = null
+  /**
+   * Window edges are checked from here on. It starts at 0 in each process, so the first check after a
+   * start also covers any time the process was down.
+   */
+  private windowsCheckedUpTo = 0
 
   constructor(options: ProfileWorkerOptions) {
     this.store = options.store
     this.logger = options.logger
     this.pollMs = options.pollMs ?? 250
     this.batchSize = options.batchSize ?? 500
+    this.refreshMs = options.refreshMs ?? 60_000
   }
 
   async start(): Promise<void> {
@@ -47,7 +60,7 @@ export class ProfileWorker {
     this.running = this.loop()
   }
 
-  /** Finishes the batch in progress (if any) and stops. */
+  /** Finishes the step in progress (if any) and stops. */
   async stop(): Promise<void> {
     if (this.stopped) return
     this.stopped = true
@@ -60,9 +73,9 @@ export class ProfileWorker {
     while (!this.stopped) {
       let pause = this.pollMs
       try {
-        if ((await this.store.consumeIntoProfiles(this.batchSize)) > 0) continue
+        if (await this.step()) continue
       } catch (error) {
-        this.logger.warn({ err: error }, 'profiles: consuming messages failed; retrying')
+        this.logger.warn({ err: error }, 'profiles: a step failed; retrying')
         pause = RETRY_AFTER_ERROR_MS
       }
       await new Promise<void>((resolve) => {
@@ -74,5 +87,16 @@ export class ProfileWorker {
       })
       this.wake = null
     }
+  }
+
+  /** One step of work; false when there was none. */
+  private async step(): Promise<boolean> {
+    if ((await this.store.consumeIntoProfiles(this.batchSize)) > 0) return true
+    if ((await this.store.evaluateComputations(this.batchSize)).evaluated > 0) return true
+    const now = Date.now()
+    if (now - this.windowsCheckedUpTo < this.refreshMs) return false
+    const queued = await this.store.queueWindowEdges(this.windowsCheckedUpTo, now)
+    this.windowsCheckedUpTo = now
+    return queued > 0
   }
 }

@@ -9,6 +9,8 @@
  * - Times are epoch milliseconds (numbers) here; the HTTP layers render them as ISO 8601.
  * - A resolved promise from a write means the change is committed (durable).
  */
+
+import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type {
   Delivery,
   DeliveryAttempt,
@@ -97,6 +99,14 @@ export interface DeliveryOutcome {
   nextAttemptAt: number | null
   firstAttemptAt: number
   closedUrls: string[]
+}
+
+/** A computed trait to create (the domain has checked it); the store adds id, status and times. */
+export type NewComputedTrait = Omit<ComputedTrait, 'id' | 'status' | 'createdAt' | 'updatedAt'>
+
+export interface ComputedTraitPatch {
+  name?: string
+  destinationIds?: string[]
 }
 
 /** What `Store.watch` announces. */
@@ -220,6 +230,34 @@ export interface Store {
    * Returns how many profiles went.
    */
   eraseProfilesOfUsers(userIds: string[], sourceIds?: string[]): Promise<number>
+
+  // --- computed traits ---
+  /**
+   * Creates it and queues every profile with a call of its event for evaluation (the backfill: status
+   * `computing` until the queue has drained). Null when its key is taken.
+   */
+  createComputedTrait(input: NewComputedTrait): Promise<ComputedTrait | null>
+  /** Oldest first. */
+  listComputedTraits(): Promise<ComputedTrait[]>
+  getComputedTrait(id: string): Promise<ComputedTrait | null>
+  /** Name and destinations; its profiles are queued again, so a new destination receives every value. */
+  updateComputedTrait(id: string, patch: ComputedTraitPatch): Promise<ComputedTrait | null>
+  /** With its values and sent state. Nothing is sent. */
+  deleteComputedTrait(id: string): Promise<boolean>
+  /**
+   * Evaluates up to `limit` (default 500) queued profiles: current values, and an identify delivery to
+   * each destination whose last sent value differs, all committed together with the queue entries'
+   * removal. Announces `deliveries` when it created some.
+   */
+  evaluateComputations(
+    limit?: number,
+    now?: number,
+  ): Promise<{ evaluated: number; deliveriesCreated: number }>
+  /**
+   * Queues the profiles with a call that left a trait's `withinDays` window between `after` and
+   * `upTo` (epoch ms). Returns how many were queued.
+   */
+  queueWindowEdges(after: number, upTo: number): Promise<number>
 
   // --- housekeeping ---
   /**

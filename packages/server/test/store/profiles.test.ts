@@ -2,95 +2,11 @@
 // merges and their chains, trait precedence), exactly once across handles, retention that waits for
 // the profile worker, erasure, and the cursor's gap rule.
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import type { Source } from '../../src/domain/sources.ts'
 import { advanceCursor, GAP_WATCH_MS } from '../../src/store/core/profile-cursor.ts'
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
-import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
-import type { AcceptedMessage, Store } from '../../src/store/store.ts'
-import { freshSchema, openPgStore } from './pg.ts'
-
-interface Opened {
-  store: Store
-  second(): Promise<Store>
-  cleanup(): Promise<void>
-}
-
-const backends: { name: string; open(): Promise<Opened> }[] = [
-  ...[
-    { name: 'sqlite', create: (dataDir: string) => new SqliteStore({ dataDir, synchronous: 'NORMAL' }) },
-    {
-      name: 'sqlite on its worker thread',
-      create: (dataDir: string) => new ThreadedSqliteStore({ dataDir, synchronous: 'NORMAL' }),
-    },
-  ].map(({ name, create }) => ({
-    name,
-    async open(): Promise<Opened> {
-      const dataDir = await mkdtemp(join(tmpdir(), 'sluice-profiles-'))
-      const store = create(dataDir)
-      await store.migrate()
-      return {
-        store,
-        // One process owns a SQLite file: a second handle is the same store.
-        second: async () => store,
-        async cleanup() {
-          await store.close()
-          await rm(dataDir, { recursive: true, force: true })
-        },
-      }
-    },
-  })),
-  {
-    name: 'postgres',
-    async open(): Promise<Opened> {
-      const { schema, drop } = await freshSchema()
-      const handles: Store[] = [await openPgStore(schema)]
-      return {
-        store: handles[0]!,
-        async second() {
-          const other = await openPgStore(schema)
-          handles.push(other)
-          return other
-        },
-        async cleanup() {
-          for (const handle of handles) await handle.close()
-          await drop()
-        },
-      }
-    },
-  },
-]
-
-let counter = 0
-/** An accepted call; `timestamp` in ms (default: now). */
-function call(source: Source, fields: Record<string, unknown>, timestamp = Date.now()): AcceptedMessage {
-  const messageId = `m-${++counter}`
-  const payload = { type: 'track', messageId, timestamp: new Date(timestamp).toISOString(), ...fields }
-  return {
-    sourceId: source.id,
-    messageId,
-    type: payload.type as AcceptedMessage['type'],
-    receivedAt: Date.now(),
-    routeTo: ['webhooks'],
-    payloadJson: JSON.stringify(payload),
-  }
-}
-
-/** Consumes everything there is. */
-async function drain(store: Store): Promise<number> {
-  let total = 0
-  for (
-    let consumed = await store.consumeIntoProfiles();
-    consumed > 0;
-    consumed = await store.consumeIntoProfiles()
-  ) {
-    total += consumed
-  }
-  return total
-}
+import type { Store } from '../../src/store/store.ts'
+import { backends, call, drain, type Opened } from './profile-backends.ts'
 
 async function eventCount(store: Store, profileId: string): Promise<number> {
   return (await store.listProfileEvents(profileId, { limit: 1000 })).events.length

@@ -163,15 +163,17 @@ class BatchPlanner {
     let profile: WorkingProfile
     if (byUser && byAnonymous && byUser !== byAnonymous) profile = this.merge(byAnonymous, byUser)
     else profile = byUser ?? byAnonymous ?? this.create(timestamp)
-    if (userId !== null && !byUser) this.link(profile, 'user', userId)
-    if (anonymousId !== null && !byAnonymous && !sharedDevice) this.link(profile, 'anonymous', anonymousId)
+    if (userId !== null && !byUser) this.link(profile, 'user', userId, timestamp)
+    if (anonymousId !== null && !byAnonymous && !sharedDevice) {
+      this.link(profile, 'anonymous', anonymousId, timestamp)
+    }
     return profile
   }
 
   private alias(previousId: string, target: WorkingProfile, timestamp: number): WorkingProfile {
     const previous = this.ownerOf('user', previousId) ?? this.ownerOf('anonymous', previousId)
     if (!previous) {
-      this.link(target, 'anonymous', previousId)
+      this.link(target, 'anonymous', previousId, timestamp)
       return target
     }
     if (previous === target) return target
@@ -198,10 +200,10 @@ class BatchPlanner {
     return profile
   }
 
-  private link(profile: WorkingProfile, kind: IdentityKind, value: string): void {
+  private link(profile: WorkingProfile, kind: IdentityKind, value: string, timestamp: number): void {
     const identityKey = key(kind, value)
     this.owners.set(identityKey, profile.id)
-    this.newIdentities.set(identityKey, { kind, value, profile_id: profile.id })
+    this.newIdentities.set(identityKey, { kind, value, profile_id: profile.id, linked_at: timestamp })
     if (kind === 'user') profile.userIds.add(value)
     this.touched.add(profile.id)
   }

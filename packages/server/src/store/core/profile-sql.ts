@@ -35,6 +35,8 @@ export interface IdentityRow {
   kind: IdentityKind
   value: string
   profile_id: string
+  /** Timestamp (ms) of the call that linked it. */
+  linked_at: number
 }
 
 export interface ProfileEventRow {
@@ -49,7 +51,10 @@ export interface ProfileEventRow {
   properties: string
 }
 
-/** A profile merged into another: its identities, events and old merges move to `into_id`; it goes. */
+/**
+ * A profile merged into another: its identities, events and old merges move to `into_id`; it goes, with
+ * its computed values, sent state and queue entry (the survivor is evaluated again).
+ */
 export interface MergeRow {
   from_id: string
   into_id: string
@@ -67,6 +72,8 @@ export interface ProfileWrites {
   identities: IdentityRow[]
   /** Inserted; a message already recorded is left as it is. */
   events: ProfileEventRow[]
+  /** Profiles whose computed traits must be evaluated again (queued in profile_dirty). */
+  dirty: string[]
 }
 
 export interface ProfilesSql {
@@ -86,7 +93,8 @@ export interface ProfilesSql {
   events(profileId: string, limit: number, beforePk: number | null): Awaitable<ProfileEventRow[]>
   /**
    * Deletes the profiles holding one of these userIds (only those with a call from one of `sourceIds`,
-   * when given) with their identities, events and merges, and bumps the cursor's version; how many.
+   * when given) with their identities, events, merges, computed values, sent state and queue entries,
+   * and bumps the cursor's version; how many. Nothing is sent for them.
    */
   erase(userIds: string[], sourceIds: string[] | null): Awaitable<number>
 }

@@ -4,7 +4,8 @@
  * backend's (profile-sql.ts); resolution rules are profile-batch.ts's.
  */
 import type { Profile, ProfileEvent, ProfileIdentity } from '../../domain/profiles.ts'
-import { identitiesNamed, type LoadedProfiles, planBatch } from './profile-batch.ts'
+import { COMPUTED_SOURCE_ID, type ComputationsSql } from './computation-sql.ts'
+import { identitiesNamed, type LoadedProfiles, type PlannedBatch, planBatch } from './profile-batch.ts'
 import { advanceCursor, type Gap } from './profile-cursor.ts'
 import type { IdentityKind, IdentityRow, ProfileEventRow, ProfilesSql } from './profile-sql.ts'
 import type { MessageRow } from './rows.ts'
@@ -16,7 +17,12 @@ export const DEFAULT_PROFILE_BATCH = 500
  * Consumes up to `limit` committed messages not yet consumed. Returns how many were consumed (0 when
  * there were none, or another process consumed the same ones first: its transaction won the cursor).
  */
-export async function consumeMessages(sql: ProfilesSql, limit: number, now: number): Promise<number> {
+export async function consumeMessages(
+  sql: ProfilesSql,
+  computations: ComputationsSql,
+  limit: number,
+  now: number,
+): Promise<number> {
   const cursor = await sql.cursor()
   const gaps = JSON.parse(cursor.gaps) as Gap[]
   const inGaps: MessageRow[] = []
@@ -32,7 +38,10 @@ export async function consumeMessages(sql: ProfilesSql, limit: number, now: numb
   const rows = [...inGaps, ...fresh]
   const gapsText = JSON.stringify(next.gaps)
   if (rows.length === 0 && gapsText === cursor.gaps) return 0
-  const messages = rows.map((row) => ({ row, payload: JSON.parse(row.payload) as Record<string, unknown> }))
+  // Sync messages (identify calls carrying computed values) are Sluice's own output, not a user's call.
+  const messages = rows
+    .filter((row) => row.source_id !== COMPUTED_SOURCE_ID)
+    .map((row) => ({ row, payload: JSON.parse(row.payload) as Record<string, unknown> }))
   const planned = planBatch(
     messages,
     await loadFor(
@@ -43,8 +52,19 @@ export async function consumeMessages(sql: ProfilesSql, limit: number, now: numb
   const applied = await sql.apply({
     cursor: { highPk: next.highPk, gaps: gapsText, readVersion: cursor.version },
     ...planned,
+    dirty: await affectedProfiles(computations, planned),
   })
   return applied ? rows.length : 0
+}
+
+/** Profiles whose computed traits the batch may change: new calls of a trait's event, or a merge. */
+async function affectedProfiles(computations: ComputationsSql, planned: PlannedBatch): Promise<string[]> {
+  const traitEvents = new Set((await computations.listTraits()).map((trait) => trait.event))
+  if (traitEvents.size === 0) return []
+  const affected = new Set(planned.merges.map((merge) => merge.into_id))
+  for (const event of planned.events)
+    if (event.event !== null && traitEvents.has(event.event)) affected.add(event.profile_id)
+  return [...affected]
 }
 
 async function loadFor(sql: ProfilesSql, payloads: Record<string, unknown>[]): Promise<LoadedProfiles> {

@@ -4,6 +4,8 @@
  * cache. SqliteStore and PostgresStore are this core over their own SQL modules, so a new table or
  * statement costs its SQL once per backend and nothing else.
  */
+
+import type { ComputedTrait } from '../../domain/computed-traits.ts'
 import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
 import type { Destination } from '../../domain/destinations.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
@@ -13,11 +15,13 @@ import { newId, newSecretToken } from '../../lib/ids.ts'
 import type {
   AcceptedMessage,
   ClaimedDelivery,
+  ComputedTraitPatch,
   DeliveryCountFilter,
   DeliveryListFilter,
   DeliveryOutcome,
   DestinationPatch,
   IngestOutcome,
+  NewComputedTrait,
   NewDestination,
   NewSource,
   ReplayFilter,
@@ -27,6 +31,8 @@ import type {
   StoreEvent,
 } from '../store.ts'
 import { type ChangeListener, Changes } from './changes.ts'
+import { COMPUTED_SOURCE_ID } from './computation-sql.ts'
+import { evaluateQueued, queueWindowEdges, toComputedTrait, toComputedTraitRow } from './computations.ts'
 import { summarizeDeliveries } from './delivery-stats.ts'
 import { planIngest } from './ingest-plan.ts'
 import { applyMigrations } from './migrations.ts'
@@ -119,7 +125,8 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   }
 
   async listSources(): Promise<Source[]> {
-    return (await this.sql.sources.list()).map(toSource)
+    // The source sync messages are stored under is Sluice's own (004_profiles.sql), not the user's.
+    return (await this.sql.sources.list()).filter((row) => row.id !== COMPUTED_SOURCE_ID).map(toSource)
   }
 
   async getSource(id: string): Promise<Source | null> {
@@ -296,15 +303,23 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   // --- profiles ---
 
   consumeIntoProfiles(limit = DEFAULT_PROFILE_BATCH, now = Date.now()): Promise<number> {
-    return consumeMessages(this.sql.profiles, limit, now)
+    return consumeMessages(this.sql.profiles, this.sql.computations, limit, now)
   }
 
-  getProfile(id: string): Promise<Profile | null> {
-    return readProfile(this.sql.profiles, id)
+  async getProfile(id: string): Promise<Profile | null> {
+    const profile = await readProfile(this.sql.profiles, id)
+    if (profile === null) return null
+    const keys = new Map((await this.sql.computations.listTraits()).map((trait) => [trait.id, trait.key]))
+    for (const row of await this.sql.computations.values([profile.id])) {
+      const key = keys.get(row.computation_id)
+      if (key !== undefined) profile.computedTraits[key] = JSON.parse(row.value)
+    }
+    return profile
   }
 
-  findProfile(identity: ProfileIdentity): Promise<Profile | null> {
-    return findProfile(this.sql.profiles, identity)
+  async findProfile(identity: ProfileIdentity): Promise<Profile | null> {
+    const found = await findProfile(this.sql.profiles, identity)
+    return found === null ? null : this.getProfile(found.id)
   }
 
   listProfileEvents(
@@ -317,6 +332,66 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   async eraseProfilesOfUsers(userIds: string[], sourceIds?: string[]): Promise<number> {
     if (userIds.length === 0 || sourceIds?.length === 0) return 0
     return this.sql.profiles.erase(userIds, sourceIds ?? null)
+  }
+
+  // --- computed traits ---
+
+  async createComputedTrait(input: NewComputedTrait): Promise<ComputedTrait | null> {
+    const now = Date.now()
+    const trait: ComputedTrait = {
+      ...input,
+      id: newId('ctr'),
+      status: 'computing',
+      createdAt: now,
+      updatedAt: now,
+    }
+    if (!(await this.sql.computations.insertTrait(toComputedTraitRow(trait)))) return null
+    return trait
+  }
+
+  async listComputedTraits(): Promise<ComputedTrait[]> {
+    return (await this.sql.computations.listTraits()).map(toComputedTrait)
+  }
+
+  async getComputedTrait(id: string): Promise<ComputedTrait | null> {
+    const row = await this.sql.computations.getTrait(id)
+    return row ? toComputedTrait(row) : null
+  }
+
+  async updateComputedTrait(id: string, patch: ComputedTraitPatch): Promise<ComputedTrait | null> {
+    const current = await this.getComputedTrait(id)
+    if (current === null) return null
+    const found = await this.sql.computations.updateTrait(id, {
+      name: patch.name ?? current.name,
+      destination_ids: JSON.stringify(patch.destinationIds ?? current.destinationIds),
+      updated_at: Date.now(),
+    })
+    return found ? this.getComputedTrait(id) : null
+  }
+
+  deleteComputedTrait(id: string): Promise<boolean> {
+    return Promise.resolve(this.sql.computations.deleteTrait(id))
+  }
+
+  async evaluateComputations(
+    limit = DEFAULT_PROFILE_BATCH,
+    now = Date.now(),
+  ): Promise<{ evaluated: number; deliveriesCreated: number }> {
+    const result = await evaluateQueued(
+      {
+        sql: this.sql.computations,
+        identitiesOf: (profileIds) => this.sql.profiles.identitiesOf(profileIds),
+        destinations: () => this.listDestinations(),
+      },
+      limit,
+      now,
+    )
+    if (result.deliveriesCreated > 0) this.changes.committed('deliveries')
+    return result
+  }
+
+  queueWindowEdges(after: number, upTo: number): Promise<number> {
+    return queueWindowEdges(this.sql.computations, after, upTo)
   }
 
   // --- housekeeping ---

@@ -17,6 +17,7 @@ import type {
   ReplayFilter,
   Store,
 } from '../store.ts'
+import type { ComputationsSql } from './computation-sql.ts'
 import type { SourceBatch } from './ingest-plan.ts'
 import type { ProfilesSql } from './profile-sql.ts'
 import type {
@@ -46,6 +47,7 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   attempts: AttemptsSql
   sweep: SweepSql
   profiles: ProfilesSql
+  computations: ComputationsSql
 
   // The hot statements, one module each.
   /**

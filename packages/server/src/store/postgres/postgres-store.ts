@@ -29,6 +29,7 @@ import { PostgresDatabase } from './database.ts'
 import { ChangeChannel } from './notifications.ts'
 import { postgresAttempts } from './sql/attempts.ts'
 import { postgresClaimDeliveries } from './sql/claim-deliveries.ts'
+import { postgresComputations } from './sql/computations.ts'
 import { postgresDeliveries } from './sql/deliveries.ts'
 import { postgresDestinations } from './sql/destinations.ts'
 import { postgresIngest } from './sql/ingest.ts'
@@ -60,6 +61,7 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     attempts: postgresAttempts(db),
     sweep: postgresSweep(db),
     profiles: postgresProfiles(db),
+    computations: postgresComputations(db),
     ingest: postgresIngest(db),
     claimDeliveries: postgresClaimDeliveries(db),
     recordOutcomes: postgresRecordOutcomes(db),

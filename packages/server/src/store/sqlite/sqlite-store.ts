@@ -10,6 +10,7 @@ import type { StoreSql } from '../core/store-sql.ts'
 import { SqliteDatabase, type SqliteDatabaseOptions } from './database.ts'
 import { sqliteAttempts } from './sql/attempts.ts'
 import { sqliteClaimDeliveries } from './sql/claim-deliveries.ts'
+import { sqliteComputations } from './sql/computations.ts'
 import { sqliteDeliveries } from './sql/deliveries.ts'
 import { sqliteDestinations } from './sql/destinations.ts'
 import { sqliteIngest } from './sql/ingest.ts'
@@ -35,6 +36,7 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     attempts: sqliteAttempts(db),
     sweep: sqliteSweep(db),
     profiles: sqliteProfiles(db),
+    computations: sqliteComputations(db),
     ingest: sqliteIngest(db),
     claimDeliveries: sqliteClaimDeliveries(db),
     recordOutcomes: sqliteRecordOutcomes(db),

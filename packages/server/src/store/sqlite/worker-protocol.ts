@@ -53,6 +53,13 @@ export const FORWARDED_METHODS = {
   findProfile: true,
   listProfileEvents: true,
   eraseProfilesOfUsers: true,
+  createComputedTrait: true,
+  listComputedTraits: true,
+  getComputedTrait: true,
+  updateComputedTrait: true,
+  deleteComputedTrait: true,
+  evaluateComputations: true,
+  queueWindowEdges: true,
   sweep: true,
 } as const satisfies Record<ForwardedMethod, true>
 

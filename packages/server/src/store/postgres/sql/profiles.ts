@@ -57,7 +57,10 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
               `WITH identities AS (UPDATE profile_identities SET profile_id = $2 WHERE profile_id = $1),
                  events AS (UPDATE profile_events SET profile_id = $2 WHERE profile_id = $1),
                  earlier AS (UPDATE profile_merges SET into_id = $2 WHERE into_id = $1),
-                 gone AS (DELETE FROM profiles WHERE id = $1)
+                 gone AS (DELETE FROM profiles WHERE id = $1),
+                 values_gone AS (DELETE FROM computed_values WHERE profile_id = $1),
+                 sent_gone AS (DELETE FROM computed_sent WHERE profile_id = $1),
+                 queue_gone AS (DELETE FROM profile_dirty WHERE profile_id = $1)
                INSERT INTO profile_merges (from_id, into_id) VALUES ($1, $2)
                ON CONFLICT (from_id) DO UPDATE SET into_id = EXCLUDED.into_id`,
               [from_id, into_id],
@@ -78,13 +81,14 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
             ],
           )
           await client.query(
-            `INSERT INTO profile_identities (kind, value, profile_id)
-             SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+            `INSERT INTO profile_identities (kind, value, profile_id, linked_at)
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
              ON CONFLICT (kind, value) DO UPDATE SET profile_id = EXCLUDED.profile_id`,
             [
               identities.map((i) => i.kind),
               texts(identities.map((i) => i.value)),
               identities.map((i) => i.profile_id),
+              identities.map((i) => i.linked_at),
             ],
           )
           await client.query(
@@ -101,6 +105,11 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
               events.map((e) => e.occurred_at),
               events.map((e) => pgText(e.properties)),
             ],
+          )
+          await client.query(
+            `INSERT INTO profile_dirty (profile_id, seq) SELECT unnest($1::text[]), 1
+             ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1`,
+            [writes.dirty],
           )
           return true
         }),
@@ -122,7 +131,10 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
            identities AS (DELETE FROM profile_identities WHERE profile_id IN (SELECT id FROM doomed)),
            events AS (DELETE FROM profile_events WHERE profile_id IN (SELECT id FROM doomed)),
            merges AS (DELETE FROM profile_merges WHERE into_id IN (SELECT id FROM doomed)),
-           gone AS (DELETE FROM profiles WHERE id IN (SELECT id FROM doomed) RETURNING 1)
+           gone AS (DELETE FROM profiles WHERE id IN (SELECT id FROM doomed) RETURNING 1),
+           values_gone AS (DELETE FROM computed_values WHERE profile_id IN (SELECT id FROM doomed)),
+           sent_gone AS (DELETE FROM computed_sent WHERE profile_id IN (SELECT id FROM doomed)),
+           queue_gone AS (DELETE FROM profile_dirty WHERE profile_id IN (SELECT id FROM doomed))
            SELECT count(*)::int AS n FROM doomed`,
           [texts(userIds), sourceIds],
         )

@@ -23,6 +23,7 @@ CREATE TABLE profile_identities (
   kind        TEXT NOT NULL,
   value       TEXT NOT NULL,
   profile_id  TEXT NOT NULL,
+  linked_at   INTEGER NOT NULL,        -- timestamp of the call that linked it: the newest userId speaks for the profile
   PRIMARY KEY (kind, value)
 );
 CREATE INDEX profile_identities_by_profile ON profile_identities (profile_id);
@@ -46,3 +47,53 @@ CREATE TABLE profile_events (
   properties  TEXT NOT NULL            -- JSON: track properties, identify/group traits, page/screen properties
 );
 CREATE INDEX profile_events_by_profile ON profile_events (profile_id, message_pk);
+
+-- Profiles whose computed traits and audiences must be evaluated again (new calls, merges, a new
+-- definition's backfill, a time window's edge). seq grows with every new mark, so an evaluation that
+-- read an older mark leaves the newer one in place.
+CREATE TABLE profile_dirty (
+  profile_id  TEXT PRIMARY KEY,
+  seq         INTEGER NOT NULL
+);
+
+CREATE TABLE computed_traits (
+  id              TEXT PRIMARY KEY,
+  name            TEXT NOT NULL,
+  key             TEXT NOT NULL UNIQUE,   -- snake_cased name at creation; never changes
+  kind            TEXT NOT NULL,
+  event           TEXT NOT NULL,
+  property        TEXT,
+  conditions      TEXT NOT NULL,          -- JSON: the where list
+  within_days     INTEGER,
+  destination_ids TEXT NOT NULL,          -- JSON array
+  status          TEXT NOT NULL,          -- computing | live
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL
+);
+
+-- Current values (JSON) per computation and profile; a profile with no value has no row.
+CREATE TABLE computed_values (
+  computation_id TEXT NOT NULL,
+  profile_id     TEXT NOT NULL,
+  value          TEXT NOT NULL,
+  PRIMARY KEY (computation_id, profile_id)
+);
+CREATE INDEX computed_values_by_profile ON computed_values (profile_id);
+
+-- The last value sent per computation, destination and profile, written in the same transaction as the
+-- delivery that sends it: never the same value twice in a row, even across a crash.
+CREATE TABLE computed_sent (
+  computation_id TEXT NOT NULL,
+  destination_id TEXT NOT NULL,
+  profile_id     TEXT NOT NULL,
+  value          TEXT NOT NULL,
+  PRIMARY KEY (computation_id, destination_id, profile_id)
+);
+CREATE INDEX computed_sent_by_profile ON computed_sent (profile_id);
+CREATE INDEX profile_events_by_event ON profile_events (event, occurred_at);
+
+-- Sync messages (identify calls carrying computed values) are stored under this source, like any
+-- message, so they are delivered, retried, listed and replayed like any other. It is disabled (it
+-- accepts no calls), hidden from source lists, and the profile worker skips its messages.
+INSERT INTO sources (id, name, write_key, enabled, created_at)
+VALUES ('src_sluice_computed', 'Sluice computed traits', lower(hex(randomblob(32))), 0, 0);

@@ -7,13 +7,14 @@ import type {
 } from '../../core/profile-sql.ts'
 import type { MessageRow } from '../../core/rows.ts'
 import type { SqliteDatabase } from '../database.ts'
+import { QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
+
+/** A profile's computed state, removed when the profile goes (merged away or erased). */
+const COMPUTED_STATE = ['computed_values', 'computed_sent', 'profile_dirty']
 
 /** profiles, profile_identities, profile_merges, profile_events and profile_cursor. Lists travel as JSON. */
 export function sqliteProfiles(db: SqliteDatabase): ProfilesSql {
-  const all = <Row>(text: string, ...params: (string | number | null)[]) =>
-    db.sql(text).all(...params) as Row[]
-  const run = (text: string, ...params: (string | number | null)[]) =>
-    Number(db.sql(text).run(...params).changes)
+  const { all, run } = statementHelpers(db)
   const bumpVersion = () => run('UPDATE profile_cursor SET version = version + 1')
   return {
     cursor: () =>
@@ -68,6 +69,7 @@ export function sqliteProfiles(db: SqliteDatabase): ProfilesSql {
           run('UPDATE profile_merges SET into_id = ? WHERE into_id = ?', into_id, from_id)
           run('INSERT OR REPLACE INTO profile_merges (from_id, into_id) VALUES (?, ?)', from_id, into_id)
           run('DELETE FROM profiles WHERE id = ?', from_id)
+          for (const table of COMPUTED_STATE) run(`DELETE FROM ${table} WHERE profile_id = ?`, from_id)
         }
         for (const profile of writes.profiles) {
           run(
@@ -81,10 +83,11 @@ export function sqliteProfiles(db: SqliteDatabase): ProfilesSql {
         }
         for (const identity of writes.identities) {
           run(
-            'INSERT OR REPLACE INTO profile_identities (kind, value, profile_id) VALUES (?, ?, ?)',
+            'INSERT OR REPLACE INTO profile_identities (kind, value, profile_id, linked_at) VALUES (?, ?, ?, ?)',
             identity.kind,
             identity.value,
             identity.profile_id,
+            identity.linked_at,
           )
         }
         for (const event of writes.events) {
@@ -101,6 +104,9 @@ export function sqliteProfiles(db: SqliteDatabase): ProfilesSql {
             event.occurred_at,
             event.properties,
           )
+        }
+        if (writes.dirty.length > 0) {
+          run(QUEUE_PROFILES, JSON.stringify(writes.dirty))
         }
         return true
       }),
@@ -125,7 +131,7 @@ export function sqliteProfiles(db: SqliteDatabase): ProfilesSql {
         ).map((row) => row.id)
         if (doomed.length === 0) return 0
         const ids = JSON.stringify(doomed)
-        for (const table of ['profile_identities', 'profile_events']) {
+        for (const table of ['profile_identities', 'profile_events', ...COMPUTED_STATE]) {
           run(`DELETE FROM ${table} WHERE profile_id IN (SELECT value FROM json_each(?))`, ids)
         }
         run('DELETE FROM profile_merges WHERE into_id IN (SELECT value FROM json_each(?))', ids)
