@@ -4,6 +4,7 @@
  * hold the product's rules and are shared with the CLI), and render the answer.
  */
 import type { FastifyPluginAsync } from 'fastify'
+import { ComputedTraitService } from '../domain/computed-trait-service.ts'
 import { DeliveryService } from '../domain/delivery-service.ts'
 import { DestinationService } from '../domain/destination-service.ts'
 import { ProfileService } from '../domain/profile-service.ts'
@@ -11,6 +12,7 @@ import { SourceService } from '../domain/source-service.ts'
 import { TestEventService, type TestSender } from '../domain/test-event.ts'
 import type { Store } from '../store/store.ts'
 import { requireAdminToken } from './auth.ts'
+import { computedTraitEndpoints } from './computed-trait-endpoints.ts'
 import { deliveryEndpoints } from './delivery-endpoints.ts'
 import { destinationEndpoints } from './destination-endpoints.ts'
 import { profileEndpoints } from './profile-endpoints.ts'
@@ -46,4 +48,5 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
     testEvents: new TestEventService({ store, sender: testSender }),
   })
   await app.register(profileEndpoints, { profiles: new ProfileService(store) })
+  await app.register(computedTraitEndpoints, { computedTraits: new ComputedTraitService(store) })
 }

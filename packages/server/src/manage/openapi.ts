@@ -32,6 +32,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           name: 'Profiles',
           description: 'One per person, built from accepted calls: identities, merged traits and the calls.',
         },
+        {
+          name: 'Computed traits',
+          description: 'Per-profile values computed from calls, synced to destinations as identify calls.',
+        },
       ],
       components: {
         securitySchemes: {

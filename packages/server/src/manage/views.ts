@@ -4,10 +4,12 @@
  */
 import { toAttemptRecord } from '../deliver/delivery-outcome.ts'
 import type { AttemptResult } from '../deliver/http-sender.ts'
+import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
 import type { Profile, ProfileEvent } from '../domain/profiles.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
+import type { ComputedTraitView } from './computed-trait-schemas.ts'
 import type { AttemptResultView, AttemptView, DeliveryStatsView, DeliveryView } from './delivery-schemas.ts'
 import type { DestinationView } from './destination-schemas.ts'
 import type { ProfileEventView, ProfileView } from './profile-schemas.ts'
@@ -91,6 +93,15 @@ export function attemptResultView(result: AttemptResult): AttemptResultView {
 
 export function profileView(profile: Profile): ProfileView {
   return { ...profile, firstSeenAt: iso(profile.firstSeenAt), lastSeenAt: iso(profile.lastSeenAt) }
+}
+
+export function computedTraitView(trait: ComputedTrait): ComputedTraitView {
+  return {
+    ...trait,
+    where: [...trait.where],
+    createdAt: iso(trait.createdAt),
+    updatedAt: iso(trait.updatedAt),
+  }
 }
 
 export function profileEventView(event: ProfileEvent): ProfileEventView {

@@ -51,6 +51,8 @@ describe('OpenAPI document', () => {
       '/api/v1/profiles': ['get'],
       '/api/v1/profiles/{id}': ['get'],
       '/api/v1/profiles/{id}/events': ['get'],
+      '/api/v1/computed-traits': ['get', 'post'],
+      '/api/v1/computed-traits/{id}': ['delete', 'get', 'patch'],
     }
     for (const [path, methods] of Object.entries(expected)) {
       assert.ok(document.paths[path], `missing path ${path}`)
