@@ -81,27 +81,31 @@ export function snakeCase(name: string): string {
 /** Checks a where list; `at` is the JSON pointer of the list in the request (for the 400). */
 export function checkWhere(where: WhereCondition[], at: string): void {
   where.forEach((condition, index) => {
-    const here = `${at}/${index}`
-    if (!(WHERE_OPERATORS as readonly string[]).includes(condition.op)) {
-      throw new ValidationError(
-        `${here}/op`,
-        `"${condition.op}" is not an operator; use one of ${WHERE_OPERATORS.join(', ')}.`,
-      )
-    }
-    const needsValue = condition.op !== 'exists' && condition.op !== 'not_exists'
-    if (needsValue && condition.value === undefined) {
-      throw new ValidationError(
-        `${here}/value`,
-        `The operator "${condition.op}" compares with a value: give "value".`,
-      )
-    }
-    if (condition.op === 'in' && !Array.isArray(condition.value)) {
-      throw new ValidationError(
-        `${here}/value`,
-        'The operator "in" takes a list of values, e.g. ["pro", "team"].',
-      )
-    }
+    checkCondition(condition, `${at}/${index}`)
   })
+}
+
+/** Checks one condition's `op` and `value`; `at` is the pointer of the object holding them. */
+export function checkCondition(condition: { op: unknown; value?: unknown }, at: string): void {
+  if (!(WHERE_OPERATORS as readonly unknown[]).includes(condition.op)) {
+    throw new ValidationError(
+      `${at}/op`,
+      `${JSON.stringify(condition.op)} is not an operator; use one of ${WHERE_OPERATORS.join(', ')}.`,
+    )
+  }
+  const needsValue = condition.op !== 'exists' && condition.op !== 'not_exists'
+  if (needsValue && condition.value === undefined) {
+    throw new ValidationError(
+      `${at}/value`,
+      `The operator "${String(condition.op)}" compares with a value: give "value".`,
+    )
+  }
+  if (condition.op === 'in' && !Array.isArray(condition.value)) {
+    throw new ValidationError(
+      `${at}/value`,
+      'The operator "in" takes a list of values, e.g. ["pro", "team"].',
+    )
+  }
 }
 
 export function computedTraitNotFound(id: string): NotFoundError {

@@ -10,6 +10,7 @@
  * - A resolved promise from a write means the change is committed (durable).
  */
 
+import type { Audience } from '../domain/audiences.ts'
 import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type {
   Delivery,
@@ -104,6 +105,10 @@ export interface DeliveryOutcome {
 /** A computed trait to create (the domain has checked it); the store adds id, status and times. */
 export type NewComputedTrait = Omit<ComputedTrait, 'id' | 'status' | 'createdAt' | 'updatedAt'>
 
+/** An audience to create (the domain has checked its definition). */
+export type NewAudience = Omit<Audience, 'id' | 'status' | 'lastSyncAt' | 'createdAt' | 'updatedAt'>
+
+/** Of a computed trait or an audience. */
 export interface ComputedTraitPatch {
   name?: string
   destinationIds?: string[]
@@ -231,7 +236,7 @@ export interface Store {
    */
   eraseProfilesOfUsers(userIds: string[], sourceIds?: string[]): Promise<number>
 
-  // --- computed traits ---
+  // --- computed traits and audiences ---
   /**
    * Creates it and queues every profile with a call of its event for evaluation (the backfill: status
    * `computing` until the queue has drained). Null when its key is taken.
@@ -244,6 +249,20 @@ export interface Store {
   updateComputedTrait(id: string, patch: ComputedTraitPatch): Promise<ComputedTrait | null>
   /** With its values and sent state. Nothing is sent. */
   deleteComputedTrait(id: string): Promise<boolean>
+  /**
+   * Creates it and queues every profile for evaluation (the backfill: status `computing` until the
+   * queue has drained). Null when its key is taken (by an audience or a computed trait).
+   */
+  createAudience(input: NewAudience): Promise<Audience | null>
+  /** Oldest first. */
+  listAudiences(): Promise<Audience[]>
+  getAudience(id: string): Promise<Audience | null>
+  /** Name and destinations; every profile is queued again, so a new destination receives every member. */
+  updateAudience(id: string, patch: ComputedTraitPatch): Promise<Audience | null>
+  /** With its memberships and sent state. Nothing is sent. */
+  deleteAudience(id: string): Promise<boolean>
+  /** How many profiles have a value of this computed trait, or are members of this audience. */
+  computationSize(id: string): Promise<number>
   /**
    * Evaluates up to `limit` (default 500) queued profiles: current values, and an identify delivery to
    * each destination whose last sent value differs, all committed together with the queue entries'

@@ -1,5 +1,5 @@
 /**
- * What each backend provides for computed traits (`sqlite/sql/computations.ts`,
+ * What each backend provides for computed traits and audiences (`sqlite/sql/computations.ts`,
  * `postgres/sql/computations.ts`): definitions, the dirty-profile queue, current values, the last value
  * sent per destination, and one transaction that applies an evaluation together with the sync
  * deliveries it decided. The evaluation itself is the core's (computations.ts).
@@ -12,22 +12,26 @@ type Awaitable<T> = T | Promise<T>
 /** Sync messages are stored under this (disabled, hidden) source; see 004_profiles.sql. */
 export const COMPUTED_SOURCE_ID = 'src_sluice_computed'
 
-export interface ComputedTraitRow {
+export type ComputationClass = 'computed_trait' | 'audience'
+
+/** A computed trait or an audience. */
+export interface ComputationRow {
   id: string
+  class: ComputationClass
   name: string
   key: string
-  kind: string
-  event: string
-  property: string | null
-  /** JSON: the where list. */
-  conditions: string
-  within_days: number | null
+  /** JSON, per class. */
+  definition: string
   /** JSON array. */
   destination_ids: string
   status: string
+  last_sync_at: number | null
   created_at: number
   updated_at: number
 }
+
+/** Which profiles a new or changed computation queues: those with a call of one event, or all. */
+export type QueueScope = { event: string } | 'all'
 
 export interface DirtyRow {
   profile_id: string
@@ -47,6 +51,7 @@ export interface SentRow extends ValueRow {
 
 /** A stored identify carrying a computed value, with a delivery to each of `destination_ids`. */
 export interface SyncMessageRow {
+  computation_id: string
   message_id: string
   payload: string
   destination_ids: string[]
@@ -61,6 +66,7 @@ export interface EvaluationWrites {
   setValues: ValueRow[]
   clearValues: { computation_id: string; profile_id: string }[]
   sent: SentRow[]
+  /** Each also sets its computation's last_sync_at to `now`. */
   messages: SyncMessageRow[]
   now: number
 }
@@ -69,22 +75,23 @@ export interface EvaluationWrites {
 export class StaleEvaluation extends Error {}
 
 export interface ComputationsSql {
-  listTraits(): Awaitable<ComputedTraitRow[]>
-  getTrait(id: string): Awaitable<ComputedTraitRow | undefined>
-  /**
-   * Inserts the definition and queues every profile with a call of its event (the backfill), in one
-   * transaction. False when the key is taken.
-   */
-  insertTrait(row: ComputedTraitRow): Awaitable<boolean>
-  /** Name and destinations; queues the trait's profiles again (a new destination gets every value). */
-  updateTrait(
+  /** Oldest first. */
+  list(): Awaitable<ComputationRow[]>
+  get(id: string): Awaitable<ComputationRow | undefined>
+  /** Inserts it and queues `queue`'s profiles (the backfill), in one transaction. False when the key is taken. */
+  insert(row: ComputationRow, queue: QueueScope): Awaitable<boolean>
+  /** Name and destinations, and queues `queue`'s profiles again (a new destination gets every value). */
+  update(
     id: string,
     change: { name: string; destination_ids: string; updated_at: number },
+    queue: QueueScope,
   ): Awaitable<boolean>
-  /** The definition with its values and sent state. */
-  deleteTrait(id: string): Awaitable<boolean>
-  /** Traits whose backfill queue has drained become live. */
+  /** The computation with its values and sent state. */
+  delete(id: string): Awaitable<boolean>
+  /** Computations whose backfill queue has drained become live. */
   markLive(ids: string[]): Awaitable<void>
+  /** How many profiles have a value (for an audience: members). */
+  size(id: string): Awaitable<number>
   /** Queues these profiles (again). */
   markDirty(profileIds: string[]): Awaitable<void>
   /** Profiles with a call of `event` timestamped in (`after`, `upTo`]: those a window edge passed. */

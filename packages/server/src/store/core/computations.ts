@@ -1,34 +1,49 @@
 /**
- * Computed traits in the store core: definitions ⇄ rows, and the evaluation step that turns queued
- * (dirty) profiles into current values and sync deliveries. Each step reads the queue entries, the
- * profiles' calls of the traits' events, their values and what was last sent, decides, and commits all
- * of it — values, last-sent state, the identify messages and their deliveries, the queue entries'
+ * Computed traits and audiences in the store core: definitions ⇄ rows, and the evaluation step that
+ * turns queued (dirty) profiles into current values, memberships and sync deliveries. Each step reads
+ * the queue entries, the profiles' calls, traits, values and what was last sent, decides, and commits
+ * all of it — values, last-sent state, the identify messages and their deliveries, the queue entries'
  * removal — in one transaction. A crash before the commit leaves the queue entries to be evaluated
  * again; after it, nothing is left to send twice.
  */
 import { randomUUID } from 'node:crypto'
-import type { ComputedTrait, ComputedTraitKind, WhereCondition } from '../../domain/computed-traits.ts'
+import { type Audience, type AudienceNode, eventLeaves } from '../../domain/audiences.ts'
+import type { ComputedTrait } from '../../domain/computed-traits.ts'
 import type { Destination } from '../../domain/destinations.ts'
+import { MembershipEvaluator } from '../../profile/audience-membership.ts'
 import { type CallFacts, computeTraitValue } from '../../profile/computed-value.ts'
-import {
-  COMPUTED_SOURCE_ID,
-  type ComputationsSql,
-  type ComputedTraitRow,
-  type EvaluationWrites,
-  type SyncMessageRow,
+import type {
+  ComputationClass,
+  ComputationRow,
+  ComputationsSql,
+  EvaluationWrites,
+  QueueScope,
 } from './computation-sql.ts'
-import type { IdentityRow, ProfileEventRow } from './profile-sql.ts'
+import type { IdentityKind, IdentityRow, ProfileEventRow, ProfileRow } from './profile-sql.ts'
 
-export function toComputedTrait(row: ComputedTraitRow): ComputedTrait {
+type TraitDefinition = Pick<ComputedTrait, 'kind' | 'event' | 'property' | 'where' | 'withinDays'>
+type AudienceDefinition = { tree: AudienceNode; includeAnonymous: boolean }
+
+/** Every computation, split by class. */
+export interface Computations {
+  traits: ComputedTrait[]
+  audiences: Audience[]
+}
+
+export function toComputations(rows: ComputationRow[]): Computations {
+  return {
+    traits: rows.filter((row) => row.class === 'computed_trait').map(toComputedTrait),
+    audiences: rows.filter((row) => row.class === 'audience').map(toAudience),
+  }
+}
+
+export function toComputedTrait(row: ComputationRow): ComputedTrait {
+  const definition = JSON.parse(row.definition) as TraitDefinition
   return {
     id: row.id,
     name: row.name,
     key: row.key,
-    kind: row.kind as ComputedTraitKind,
-    event: row.event,
-    property: row.property,
-    where: JSON.parse(row.conditions) as WhereCondition[],
-    withinDays: row.within_days,
+    ...definition,
     destinationIds: JSON.parse(row.destination_ids) as string[],
     status: row.status as ComputedTrait['status'],
     createdAt: row.created_at,
@@ -36,27 +51,66 @@ export function toComputedTrait(row: ComputedTraitRow): ComputedTrait {
   }
 }
 
-export function toComputedTraitRow(trait: ComputedTrait): ComputedTraitRow {
+export function toAudience(row: ComputationRow): Audience {
+  const definition = JSON.parse(row.definition) as AudienceDefinition
   return {
-    id: trait.id,
-    name: trait.name,
-    key: trait.key,
-    kind: trait.kind,
-    event: trait.event,
-    property: trait.property,
-    conditions: JSON.stringify(trait.where),
-    within_days: trait.withinDays,
-    destination_ids: JSON.stringify(trait.destinationIds),
-    status: trait.status,
-    created_at: trait.createdAt,
-    updated_at: trait.updatedAt,
+    id: row.id,
+    name: row.name,
+    key: row.key,
+    definition: definition.tree,
+    includeAnonymous: definition.includeAnonymous,
+    destinationIds: JSON.parse(row.destination_ids) as string[],
+    status: row.status as Audience['status'],
+    lastSyncAt: row.last_sync_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   }
+}
+
+/** A new computation's row: `definition` is the class's own part. */
+export function newComputationRow(
+  computationClass: ComputationClass,
+  base: { id: string; name: string; key: string; destinationIds: string[]; now: number },
+  definition: TraitDefinition | AudienceDefinition,
+): ComputationRow {
+  return {
+    id: base.id,
+    class: computationClass,
+    name: base.name,
+    key: base.key,
+    definition: JSON.stringify(definition),
+    destination_ids: JSON.stringify(base.destinationIds),
+    status: 'computing',
+    last_sync_at: null,
+    created_at: base.now,
+    updated_at: base.now,
+  }
+}
+
+/** The profiles a computation's backfill (and a destination added to it) must evaluate. */
+export function queueScopeOf(row: ComputationRow): QueueScope {
+  // An audience may hold for profiles that never made any event (a `not`, a trait): all of them.
+  return row.class === 'computed_trait'
+    ? { event: (JSON.parse(row.definition) as TraitDefinition).event }
+    : 'all'
+}
+
+/** What a batch of calls must queue a profile for: calls of these events, identify calls, merges. */
+export function relevance(computations: Computations): { events: Set<string>; identifies: boolean } {
+  const definitions = audienceDefinitions(computations.audiences)
+  const events = new Set(computations.traits.map((trait) => trait.event))
+  for (const audience of computations.audiences) {
+    for (const leaf of eventLeaves(audience.definition, definitions)) events.add(leaf.event)
+  }
+  // Audiences read traits (and trait values change with identify calls).
+  return { events, identifies: computations.audiences.length > 0 }
 }
 
 /** What an evaluation step needs besides the computation SQL. */
 export interface EvaluationContext {
   sql: ComputationsSql
   identitiesOf(profileIds: string[]): Promise<IdentityRow[]> | IdentityRow[]
+  profiles(profileIds: string[]): Promise<ProfileRow[]> | ProfileRow[]
   destinations(): Promise<Destination[]>
 }
 
@@ -66,11 +120,11 @@ export interface EvaluationResult {
   deliveriesCreated: number
 }
 
-/** The userId that speaks for a profile in sync messages: the most recently linked, or null. */
-export function speakingUserId(identities: IdentityRow[]): string | null {
+/** The id of a kind that speaks for a profile in sync messages: the most recently linked, or null. */
+export function speakingId(identities: IdentityRow[], kind: IdentityKind): string | null {
   let best: IdentityRow | null = null
   for (const identity of identities) {
-    if (identity.kind !== 'user') continue
+    if (identity.kind !== kind) continue
     if (
       best === null ||
       identity.linked_at > best.linked_at ||
@@ -89,17 +143,23 @@ export async function evaluateQueued(
 ): Promise<EvaluationResult> {
   const { sql } = context
   const dirty = await sql.dirty(limit)
-  const traits = (await sql.listTraits()).map(toComputedTrait)
+  const rows = await sql.list()
   if (dirty.length === 0) {
-    const computing = traits.filter((trait) => trait.status === 'computing').map((trait) => trait.id)
+    const computing = rows.filter((row) => row.status === 'computing').map((row) => row.id)
     if (computing.length > 0) await sql.markLive(computing)
     return { evaluated: 0, deliveriesCreated: 0 }
   }
+  const computations = toComputations(rows)
   const profileIds = dirty.map((row) => row.profile_id)
-  const events =
-    traits.length === 0 ? [] : await sql.eventsOf(profileIds, [...new Set(traits.map((t) => t.event))])
-  const callsOf = groupBy(events, (row) => row.profile_id)
+  const events = [...relevance(computations).events]
+  const callsOf = groupBy(
+    events.length === 0 ? [] : await sql.eventsOf(profileIds, events),
+    (row) => row.profile_id,
+  )
   const identitiesOf = groupBy(await context.identitiesOf(profileIds), (row) => row.profile_id)
+  const traitsOf = new Map(
+    (await context.profiles(profileIds)).map((row) => [row.id, JSON.parse(row.traits)]),
+  )
   const values = new Map(
     (await sql.values(profileIds)).map((row) => [`${row.computation_id} ${row.profile_id}`, row.value]),
   )
@@ -110,99 +170,168 @@ export async function evaluateQueued(
     ]),
   )
   const enabled = new Set((await context.destinations()).filter((d) => d.enabled).map((d) => d.id))
-  const writes: EvaluationWrites = {
-    done: dirty,
-    setValues: [],
-    clearValues: [],
-    sent: [],
-    messages: [],
-    now,
-  }
+  const plan = new EvaluationPlan(dirty, now, values, sent, enabled)
+  const definitions = audienceDefinitions(computations.audiences)
   for (const profileId of profileIds) {
     const identities = identitiesOf.get(profileId) ?? []
+    const traits = traitsOf.get(profileId) as Record<string, unknown> | undefined
     // A profile merged away or erased since it was queued has nothing left to compute.
-    if (identities.length === 0) continue
+    if (identities.length === 0 || traits === undefined) continue
     const calls = (callsOf.get(profileId) ?? []).map(toCallFacts)
-    const userId = speakingUserId(identities)
-    for (const trait of traits) {
+    const speaker = {
+      userId: speakingId(identities, 'user'),
+      anonymousId: speakingId(identities, 'anonymous'),
+    }
+    const computed: Record<string, unknown> = {}
+    for (const trait of computations.traits) {
       // No value at all for a profile that never made the trait's event (rather than, say, a count of 0).
       const value = calls.some((call) => call.event === trait.event)
         ? computeTraitValue(trait, calls, now)
         : null
-      const valueText = value === null ? null : JSON.stringify(value)
-      const current = values.get(`${trait.id} ${profileId}`) ?? null
-      if (valueText !== current) {
-        if (valueText === null) writes.clearValues.push({ computation_id: trait.id, profile_id: profileId })
-        else writes.setValues.push({ computation_id: trait.id, profile_id: profileId, value: valueText })
-      }
+      if (value !== null) computed[trait.key] = value
       // Computed traits are sent for identified users only.
-      if (userId === null) continue
-      const sentText = valueText ?? 'null'
-      const to = trait.destinationIds.filter((destinationId) => {
-        const last = sent.get(`${trait.id} ${destinationId} ${profileId}`)
-        return enabled.has(destinationId) && (last === undefined ? valueText !== null : last !== sentText)
+      plan.decide({
+        computation: trait,
+        computationClass: 'computed_trait',
+        profileId,
+        value,
+        speaker: speaker.userId === null ? null : speaker,
       })
-      if (to.length === 0) continue
-      writes.messages.push(syncMessage(trait, userId, value, to, now))
-      for (const destinationId of to) {
-        writes.sent.push({
-          computation_id: trait.id,
-          destination_id: destinationId,
-          profile_id: profileId,
-          value: sentText,
-        })
-      }
+    }
+    const memberships = new MembershipEvaluator({ calls, traits, computed }, now, definitions)
+    for (const audience of computations.audiences) {
+      const member = memberships.memberOf(audience.key)
+      const speaks = speaker.userId !== null || (audience.includeAnonymous && speaker.anonymousId !== null)
+      plan.decide({
+        computation: audience,
+        computationClass: 'audience',
+        profileId,
+        value: member ? true : null,
+        sentValue: member,
+        speaker: speaks ? speaker : null,
+      })
     }
   }
-  if (!(await sql.apply(writes))) return { evaluated: 0, deliveriesCreated: 0 }
+  if (!(await sql.apply(plan.writes))) return { evaluated: 0, deliveriesCreated: 0 }
   return {
     evaluated: dirty.length,
-    deliveriesCreated: writes.messages.reduce((total, message) => total + message.destination_ids.length, 0),
+    deliveriesCreated: plan.writes.messages.reduce(
+      (total, message) => total + message.destination_ids.length,
+      0,
+    ),
   }
 }
 
-/** The identify a destination gets when a computed value changes (docs/profiles.md shows one). */
-function syncMessage(
-  trait: ComputedTrait,
-  userId: string,
-  value: unknown,
-  destinationIds: string[],
-  now: number,
-): SyncMessageRow {
-  const messageId = randomUUID()
-  const at = new Date(now).toISOString()
-  const payload = {
-    type: 'identify',
-    userId,
-    traits: { [trait.key]: value },
-    context: {
-      personas: { computation_class: 'computed_trait', computation_id: trait.id, computation_key: trait.key },
-      library: { name: 'sluice-computed-traits', version: '1' },
-    },
-    messageId,
-    timestamp: at,
-    originalTimestamp: at,
-    receivedAt: at,
-    sentAt: at,
+interface Decision {
+  computation: ComputedTrait | Audience
+  computationClass: ComputationClass
+  profileId: string
+  /** The stored value; null: none (for an audience: not a member). */
+  value: unknown
+  /** What a destination is told; default `value`. For an audience: true or false. */
+  sentValue?: unknown
+  /** Who the identify speaks for; null: nothing is sent for this profile. */
+  speaker: { userId: string | null; anonymousId: string | null } | null
+}
+
+/** Collects one evaluation step's writes: changed values, and an identify per destination that needs one. */
+class EvaluationPlan {
+  readonly writes: EvaluationWrites
+  private readonly values: Map<string, string>
+  private readonly sent: Map<string, string>
+  private readonly enabled: Set<string>
+
+  constructor(
+    done: EvaluationWrites['done'],
+    now: number,
+    values: Map<string, string>,
+    sent: Map<string, string>,
+    enabled: Set<string>,
+  ) {
+    this.writes = { done, setValues: [], clearValues: [], sent: [], messages: [], now }
+    this.values = values
+    this.sent = sent
+    this.enabled = enabled
   }
-  return { message_id: messageId, payload: JSON.stringify(payload), destination_ids: destinationIds }
+
+  decide({ computation, computationClass, profileId, value, sentValue = value, speaker }: Decision): void {
+    const id = computation.id
+    const valueText = value === null ? null : JSON.stringify(value)
+    if (valueText !== (this.values.get(`${id} ${profileId}`) ?? null)) {
+      if (valueText === null) this.writes.clearValues.push({ computation_id: id, profile_id: profileId })
+      else this.writes.setValues.push({ computation_id: id, profile_id: profileId, value: valueText })
+    }
+    if (speaker === null) return
+    const sentText = JSON.stringify(sentValue)
+    // Nothing was sent yet: only a value (for an audience, membership) is worth a first identify.
+    const first = value !== null
+    const to = computation.destinationIds.filter((destinationId) => {
+      const last = this.sent.get(`${id} ${destinationId} ${profileId}`)
+      return this.enabled.has(destinationId) && (last === undefined ? first : last !== sentText)
+    })
+    if (to.length === 0) return
+    const messageId = randomUUID()
+    const at = new Date(this.writes.now).toISOString()
+    const payload = {
+      type: 'identify',
+      userId: speaker.userId,
+      ...(speaker.userId === null ? { anonymousId: speaker.anonymousId } : {}),
+      traits: { [computation.key]: sentValue },
+      context: {
+        personas: {
+          computation_class: computationClass,
+          computation_id: id,
+          computation_key: computation.key,
+        },
+        library: { name: 'sluice-personas', version: '1' },
+      },
+      messageId,
+      timestamp: at,
+      originalTimestamp: at,
+      receivedAt: at,
+      sentAt: at,
+    }
+    this.writes.messages.push({
+      computation_id: id,
+      message_id: messageId,
+      payload: JSON.stringify(payload),
+      destination_ids: to,
+    })
+    for (const destinationId of to) {
+      this.writes.sent.push({
+        computation_id: id,
+        destination_id: destinationId,
+        profile_id: profileId,
+        value: sentText,
+      })
+    }
+  }
 }
 
 /**
  * Queues the profiles a time window's edge passed between `after` and `upTo`: their oldest calls may
- * have left a trait's window. Returns how many were queued.
+ * have left a computed trait's or an audience condition's window. Returns how many were queued.
  */
 export async function queueWindowEdges(sql: ComputationsSql, after: number, upTo: number): Promise<number> {
   const DAY_MS = 86_400_000
+  const computations = toComputations(await sql.list())
+  const definitions = audienceDefinitions(computations.audiences)
+  const windows = [
+    ...computations.traits.map((trait) => ({ event: trait.event, withinDays: trait.withinDays })),
+    ...computations.audiences.flatMap((audience) => eventLeaves(audience.definition, definitions)),
+  ]
   const queued = new Set<string>()
-  for (const trait of (await sql.listTraits()).map(toComputedTrait)) {
-    if (trait.withinDays === null) continue
-    const window = trait.withinDays * DAY_MS
-    for (const id of await sql.profilesWithEventsBetween(trait.event, after - window, upTo - window))
-      queued.add(id)
+  for (const { event, withinDays } of windows) {
+    if (withinDays === null) continue
+    const window = withinDays * DAY_MS
+    for (const id of await sql.profilesWithEventsBetween(event, after - window, upTo - window)) queued.add(id)
   }
   if (queued.size > 0) await sql.markDirty([...queued])
   return queued.size
+}
+
+function audienceDefinitions(audiences: Audience[]): Map<string, AudienceNode> {
+  return new Map(audiences.map((audience) => [audience.key, audience.definition]))
 }
 
 function toCallFacts(row: ProfileEventRow): CallFacts {
@@ -223,5 +352,3 @@ function groupBy<T>(rows: T[], keyOf: (row: T) => string): Map<string, T[]> {
   }
   return groups
 }
-
-export { COMPUTED_SOURCE_ID }

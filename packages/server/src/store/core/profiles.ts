@@ -5,6 +5,7 @@
  */
 import type { Profile, ProfileEvent, ProfileIdentity } from '../../domain/profiles.ts'
 import { COMPUTED_SOURCE_ID, type ComputationsSql } from './computation-sql.ts'
+import { relevance, toComputations } from './computations.ts'
 import { identitiesNamed, type LoadedProfiles, type PlannedBatch, planBatch } from './profile-batch.ts'
 import { advanceCursor, type Gap } from './profile-cursor.ts'
 import type { IdentityKind, IdentityRow, ProfileEventRow, ProfilesSql } from './profile-sql.ts'
@@ -57,13 +58,17 @@ export async function consumeMessages(
   return applied ? rows.length : 0
 }
 
-/** Profiles whose computed traits the batch may change: new calls of a trait's event, or a merge. */
+/** Profiles whose computed traits or audiences the batch may change: relevant calls, or a merge. */
 async function affectedProfiles(computations: ComputationsSql, planned: PlannedBatch): Promise<string[]> {
-  const traitEvents = new Set((await computations.listTraits()).map((trait) => trait.event))
-  if (traitEvents.size === 0) return []
+  const rows = await computations.list()
+  if (rows.length === 0) return []
+  const { events, identifies } = relevance(toComputations(rows))
   const affected = new Set(planned.merges.map((merge) => merge.into_id))
-  for (const event of planned.events)
-    if (event.event !== null && traitEvents.has(event.event)) affected.add(event.profile_id)
+  for (const event of planned.events) {
+    if ((event.event !== null && events.has(event.event)) || (identifies && event.type === 'identify')) {
+      affected.add(event.profile_id)
+    }
+  }
   return [...affected]
 }
 

@@ -5,6 +5,7 @@
  * statement costs its SQL once per backend and nothing else.
  */
 
+import type { Audience } from '../../domain/audiences.ts'
 import type { ComputedTrait } from '../../domain/computed-traits.ts'
 import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
 import type { Destination } from '../../domain/destinations.ts'
@@ -21,6 +22,7 @@ import type {
   DeliveryOutcome,
   DestinationPatch,
   IngestOutcome,
+  NewAudience,
   NewComputedTrait,
   NewDestination,
   NewSource,
@@ -31,8 +33,16 @@ import type {
   StoreEvent,
 } from '../store.ts'
 import { type ChangeListener, Changes } from './changes.ts'
-import { COMPUTED_SOURCE_ID } from './computation-sql.ts'
-import { evaluateQueued, queueWindowEdges, toComputedTrait, toComputedTraitRow } from './computations.ts'
+import { COMPUTED_SOURCE_ID, type ComputationClass, type ComputationRow } from './computation-sql.ts'
+import {
+  evaluateQueued,
+  newComputationRow,
+  queueScopeOf,
+  queueWindowEdges,
+  toAudience,
+  toComputations,
+  toComputedTrait,
+} from './computations.ts'
 import { summarizeDeliveries } from './delivery-stats.ts'
 import { planIngest } from './ingest-plan.ts'
 import { applyMigrations } from './migrations.ts'
@@ -309,11 +319,13 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   async getProfile(id: string): Promise<Profile | null> {
     const profile = await readProfile(this.sql.profiles, id)
     if (profile === null) return null
-    const keys = new Map((await this.sql.computations.listTraits()).map((trait) => [trait.id, trait.key]))
-    for (const row of await this.sql.computations.values([profile.id])) {
-      const key = keys.get(row.computation_id)
-      if (key !== undefined) profile.computedTraits[key] = JSON.parse(row.value)
+    const rows = new Map((await this.sql.computations.list()).map((row) => [row.id, row]))
+    for (const value of await this.sql.computations.values([profile.id])) {
+      const row = rows.get(value.computation_id)
+      if (row?.class === 'computed_trait') profile.computedTraits[row.key] = JSON.parse(value.value)
+      else if (row?.class === 'audience') profile.audiences.push(row.key)
     }
+    profile.audiences.sort()
     return profile
   }
 
@@ -334,43 +346,90 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     return this.sql.profiles.erase(userIds, sourceIds ?? null)
   }
 
-  // --- computed traits ---
+  // --- computed traits and audiences ---
 
   async createComputedTrait(input: NewComputedTrait): Promise<ComputedTrait | null> {
-    const now = Date.now()
-    const trait: ComputedTrait = {
-      ...input,
-      id: newId('ctr'),
-      status: 'computing',
-      createdAt: now,
-      updatedAt: now,
-    }
-    if (!(await this.sql.computations.insertTrait(toComputedTraitRow(trait)))) return null
-    return trait
+    const { name, key, destinationIds, ...definition } = input
+    const row = newComputationRow(
+      'computed_trait',
+      { id: newId('ctr'), name, key, destinationIds, now: Date.now() },
+      definition,
+    )
+    return (await this.sql.computations.insert(row, queueScopeOf(row))) ? toComputedTrait(row) : null
   }
 
   async listComputedTraits(): Promise<ComputedTrait[]> {
-    return (await this.sql.computations.listTraits()).map(toComputedTrait)
+    return toComputations(await this.sql.computations.list()).traits
   }
 
   async getComputedTrait(id: string): Promise<ComputedTrait | null> {
-    const row = await this.sql.computations.getTrait(id)
+    const row = await this.computation(id, 'computed_trait')
     return row ? toComputedTrait(row) : null
   }
 
   async updateComputedTrait(id: string, patch: ComputedTraitPatch): Promise<ComputedTrait | null> {
-    const current = await this.getComputedTrait(id)
-    if (current === null) return null
-    const found = await this.sql.computations.updateTrait(id, {
-      name: patch.name ?? current.name,
-      destination_ids: JSON.stringify(patch.destinationIds ?? current.destinationIds),
-      updated_at: Date.now(),
-    })
-    return found ? this.getComputedTrait(id) : null
+    return (await this.updateComputation(id, 'computed_trait', patch)) ? this.getComputedTrait(id) : null
   }
 
-  deleteComputedTrait(id: string): Promise<boolean> {
-    return Promise.resolve(this.sql.computations.deleteTrait(id))
+  async deleteComputedTrait(id: string): Promise<boolean> {
+    return (await this.computation(id, 'computed_trait')) !== null && (await this.sql.computations.delete(id))
+  }
+
+  async createAudience(input: NewAudience): Promise<Audience | null> {
+    const { name, key, destinationIds, definition, includeAnonymous } = input
+    const row = newComputationRow(
+      'audience',
+      { id: newId('aud'), name, key, destinationIds, now: Date.now() },
+      {
+        tree: definition,
+        includeAnonymous,
+      },
+    )
+    return (await this.sql.computations.insert(row, queueScopeOf(row))) ? toAudience(row) : null
+  }
+
+  async listAudiences(): Promise<Audience[]> {
+    return toComputations(await this.sql.computations.list()).audiences
+  }
+
+  async getAudience(id: string): Promise<Audience | null> {
+    const row = await this.computation(id, 'audience')
+    return row ? toAudience(row) : null
+  }
+
+  async updateAudience(id: string, patch: ComputedTraitPatch): Promise<Audience | null> {
+    return (await this.updateComputation(id, 'audience', patch)) ? this.getAudience(id) : null
+  }
+
+  async deleteAudience(id: string): Promise<boolean> {
+    return (await this.computation(id, 'audience')) !== null && (await this.sql.computations.delete(id))
+  }
+
+  async computationSize(id: string): Promise<number> {
+    return this.sql.computations.size(id)
+  }
+
+  private async computation(id: string, computationClass: ComputationClass): Promise<ComputationRow | null> {
+    const row = await this.sql.computations.get(id)
+    return row?.class === computationClass ? row : null
+  }
+
+  private async updateComputation(
+    id: string,
+    computationClass: ComputationClass,
+    patch: ComputedTraitPatch,
+  ): Promise<boolean> {
+    const row = await this.computation(id, computationClass)
+    if (row === null) return false
+    return this.sql.computations.update(
+      id,
+      {
+        name: patch.name ?? row.name,
+        destination_ids: patch.destinationIds ? JSON.stringify(patch.destinationIds) : row.destination_ids,
+        updated_at: Date.now(),
+      },
+      queueScopeOf(row),
+    )
   }
 
   async evaluateComputations(
@@ -381,6 +440,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       {
         sql: this.sql.computations,
         identitiesOf: (profileIds) => this.sql.profiles.identitiesOf(profileIds),
+        profiles: (profileIds) => this.sql.profiles.profiles(profileIds),
         destinations: () => this.listDestinations(),
       },
       limit,

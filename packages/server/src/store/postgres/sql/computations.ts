@@ -1,9 +1,11 @@
+import type { PoolClient } from 'pg'
 import {
   COMPUTED_SOURCE_ID,
+  type ComputationRow,
   type ComputationsSql,
-  type ComputedTraitRow,
   type DirtyRow,
   type EvaluationWrites,
+  type QueueScope,
   type SentRow,
   StaleEvaluation,
   type ValueRow,
@@ -12,10 +14,19 @@ import type { ProfileEventRow } from '../../core/profile-sql.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 
-/** Queues (again) every profile with a call of the event $1. */
-const QUEUE_EVENT_MAKERS = `INSERT INTO profile_dirty (profile_id, seq)
-  SELECT DISTINCT profile_id, 1 FROM profile_events WHERE event = $1
-  ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1`
+const REQUEUE = 'ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1'
+
+/** Queues the profiles a computation's backfill covers. */
+async function queue(client: PoolClient, scope: QueueScope): Promise<void> {
+  if (scope === 'all') {
+    await client.query(`INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles ${REQUEUE}`)
+  } else {
+    await client.query(
+      `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT profile_id, 1 FROM profile_events WHERE event = $1 ${REQUEUE}`,
+      [pgText(scope.event)],
+    )
+  }
+}
 
 /**
  * Computed traits on PostgreSQL. Several processes may evaluate the same queued profile; the queue
@@ -28,60 +39,65 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
       profileIds,
     ])
   return {
-    listTraits: () => db.query<ComputedTraitRow>('SELECT * FROM computed_traits ORDER BY created_at, id'),
-    getTrait: async (id) =>
-      (await db.query<ComputedTraitRow>('SELECT * FROM computed_traits WHERE id = $1', [pgText(id)]))[0],
-    insertTrait: (row) =>
+    list: () => db.query<ComputationRow>('SELECT * FROM computations ORDER BY created_at, id'),
+    get: async (id) =>
+      (await db.query<ComputationRow>('SELECT * FROM computations WHERE id = $1', [pgText(id)]))[0],
+    insert: (row, scope) =>
       db.transaction(async (client) => {
         const inserted = await client.query(
-          `INSERT INTO computed_traits (id, name, key, kind, event, property, conditions, within_days, destination_ids,
-             status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+          `INSERT INTO computations (id, class, name, key, definition, destination_ids, status, last_sync_at,
+             created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
            ON CONFLICT (key) DO NOTHING`,
           [
             row.id,
+            row.class,
             pgText(row.name),
             row.key,
-            row.kind,
-            pgText(row.event),
-            pgText(row.property),
-            pgText(row.conditions),
-            row.within_days,
+            pgText(row.definition),
             row.destination_ids,
             row.status,
+            row.last_sync_at,
             row.created_at,
             row.updated_at,
           ],
         )
         if ((inserted.rowCount ?? 0) === 0) return false
-        await client.query(QUEUE_EVENT_MAKERS, [pgText(row.event)])
+        await queue(client, scope)
         return true
       }),
-    updateTrait: (id, change) =>
+    update: (id, change, scope) =>
       db.transaction(async (client) => {
-        const { rows } = await client.query<{ event: string }>(
-          'UPDATE computed_traits SET name = $2, destination_ids = $3, updated_at = $4 WHERE id = $1 RETURNING event',
+        const updated = await client.query(
+          'UPDATE computations SET name = $2, destination_ids = $3, updated_at = $4 WHERE id = $1',
           [pgText(id), pgText(change.name), change.destination_ids, change.updated_at],
         )
-        if (rows.length === 0) return false
-        await client.query(QUEUE_EVENT_MAKERS, [rows[0]!.event])
+        if ((updated.rowCount ?? 0) === 0) return false
+        await queue(client, scope)
         return true
       }),
-    deleteTrait: async (id) =>
+    delete: async (id) =>
       (
         await db.query<{ n: number }>(
           `WITH v AS (DELETE FROM computed_values WHERE computation_id = $1),
              s AS (DELETE FROM computed_sent WHERE computation_id = $1),
-             t AS (DELETE FROM computed_traits WHERE id = $1 RETURNING 1)
-           SELECT count(*)::int AS n FROM t`,
+             c AS (DELETE FROM computations WHERE id = $1 RETURNING 1)
+           SELECT count(*)::int AS n FROM c`,
           [pgText(id)],
         )
       )[0]!.n > 0,
     async markLive(ids) {
       await db.run(
-        "UPDATE computed_traits SET status = 'live' WHERE status = 'computing' AND id = ANY($1::text[])",
+        "UPDATE computations SET status = 'live' WHERE status = 'computing' AND id = ANY($1::text[])",
         [ids],
       )
     },
+    size: async (id) =>
+      (
+        await db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM computed_values WHERE computation_id = $1',
+          [pgText(id)],
+        )
+      )[0]!.n,
     async markDirty(profileIds) {
       await db.run(
         `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT unnest($1::text[]), 1

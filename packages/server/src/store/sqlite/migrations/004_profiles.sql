@@ -56,17 +56,16 @@ CREATE TABLE profile_dirty (
   seq         INTEGER NOT NULL
 );
 
-CREATE TABLE computed_traits (
+-- Computed traits and audiences ("computations"): keys are unique across both.
+CREATE TABLE computations (
   id              TEXT PRIMARY KEY,
+  class           TEXT NOT NULL,          -- computed_trait | audience
   name            TEXT NOT NULL,
   key             TEXT NOT NULL UNIQUE,   -- snake_cased name at creation; never changes
-  kind            TEXT NOT NULL,
-  event           TEXT NOT NULL,
-  property        TEXT,
-  conditions      TEXT NOT NULL,          -- JSON: the where list
-  within_days     INTEGER,
+  definition      TEXT NOT NULL,          -- JSON, per class (see docs/profiles.md)
   destination_ids TEXT NOT NULL,          -- JSON array
   status          TEXT NOT NULL,          -- computing | live
+  last_sync_at    INTEGER,                 -- when an identify for it was last enqueued
   created_at      INTEGER NOT NULL,
   updated_at      INTEGER NOT NULL
 );

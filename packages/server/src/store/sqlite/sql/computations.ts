@@ -1,9 +1,10 @@
 import {
   COMPUTED_SOURCE_ID,
+  type ComputationRow,
   type ComputationsSql,
-  type ComputedTraitRow,
   type DirtyRow,
   type EvaluationWrites,
+  type QueueScope,
   type SentRow,
   StaleEvaluation,
   type ValueRow,
@@ -12,69 +13,70 @@ import type { ProfileEventRow } from '../../core/profile-sql.ts'
 import type { SqliteDatabase } from '../database.ts'
 import { QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
 
-/** computed_traits, profile_dirty, computed_values, computed_sent; sync messages and their deliveries. */
+/** Queues a profile again when it is queued already. */
+const REQUEUE = 'ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1'
+
+/** computations, profile_dirty, computed_values, computed_sent; sync messages and their deliveries. */
 export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
   const { all, run } = statementHelpers(db)
-  const queueEventMakers = (event: string) =>
-    run(
-      `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT profile_id, 1 FROM profile_events WHERE event = ?
-       ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1`,
-      event,
-    )
+  const queue = (scope: QueueScope) =>
+    scope === 'all'
+      ? run(`INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles WHERE true ${REQUEUE}`)
+      : run(
+          `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT profile_id, 1 FROM profile_events WHERE event = ? ${REQUEUE}`,
+          scope.event,
+        )
   return {
-    listTraits: () => all<ComputedTraitRow>('SELECT * FROM computed_traits ORDER BY created_at, id'),
-    getTrait: (id) =>
-      db.sql('SELECT * FROM computed_traits WHERE id = ?').get(id) as ComputedTraitRow | undefined,
-    insertTrait: (row) =>
+    list: () => all<ComputationRow>('SELECT * FROM computations ORDER BY created_at, id'),
+    get: (id) => db.sql('SELECT * FROM computations WHERE id = ?').get(id) as ComputationRow | undefined,
+    insert: (row, scope) =>
       db.transaction(() => {
         const inserted = run(
-          `INSERT INTO computed_traits (id, name, key, kind, event, property, conditions, within_days, destination_ids,
-             status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+          `INSERT INTO computations (id, class, name, key, definition, destination_ids, status, last_sync_at,
+             created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
           row.id,
+          row.class,
           row.name,
           row.key,
-          row.kind,
-          row.event,
-          row.property,
-          row.conditions,
-          row.within_days,
+          row.definition,
           row.destination_ids,
           row.status,
+          row.last_sync_at,
           row.created_at,
           row.updated_at,
         )
         if (inserted === 0) return false
-        queueEventMakers(row.event)
+        queue(scope)
         return true
       }),
-    updateTrait: (id, change) =>
+    update: (id, change, scope) =>
       db.transaction(() => {
-        const trait = db.sql('SELECT event FROM computed_traits WHERE id = ?').get(id) as
-          | { event: string }
-          | undefined
-        if (!trait) return false
-        run(
-          'UPDATE computed_traits SET name = ?, destination_ids = ?, updated_at = ? WHERE id = ?',
+        const found = run(
+          'UPDATE computations SET name = ?, destination_ids = ?, updated_at = ? WHERE id = ?',
           change.name,
           change.destination_ids,
           change.updated_at,
           id,
         )
-        queueEventMakers(trait.event)
+        if (found === 0) return false
+        queue(scope)
         return true
       }),
-    deleteTrait: (id) =>
+    delete: (id) =>
       db.transaction(() => {
         run('DELETE FROM computed_values WHERE computation_id = ?', id)
         run('DELETE FROM computed_sent WHERE computation_id = ?', id)
-        return run('DELETE FROM computed_traits WHERE id = ?', id) > 0
+        return run('DELETE FROM computations WHERE id = ?', id) > 0
       }),
     markLive(ids) {
       run(
-        "UPDATE computed_traits SET status = 'live' WHERE status = 'computing' AND id IN (SELECT value FROM json_each(?))",
+        "UPDATE computations SET status = 'live' WHERE status = 'computing' AND id IN (SELECT value FROM json_each(?))",
         JSON.stringify(ids),
       )
     },
+    size: (id) =>
+      (db.sql('SELECT count(*) AS n FROM computed_values WHERE computation_id = ?').get(id) as { n: number })
+        .n,
     markDirty(profileIds) {
       run(QUEUE_PROFILES, JSON.stringify(profileIds))
     },
