@@ -4,6 +4,7 @@
  * derived from the name once, at creation.
  */
 import type { ComputedTraitPatch, Store } from '../store/store.ts'
+import { existingDestinations } from './audience-service.ts'
 import {
   type ComputedTrait,
   type ComputedTraitKind,
@@ -61,7 +62,7 @@ export class ComputedTraitService {
         `withinDays must be a whole number of days from 1 to ${MAX_WITHIN_DAYS}.`,
       )
     }
-    const destinationIds = await this.existingDestinations(input.destinationIds ?? [])
+    const destinationIds = await existingDestinations(this.store, input.destinationIds ?? [])
     const created = await this.store.createComputedTrait({
       name,
       key,
@@ -92,7 +93,7 @@ export class ComputedTraitService {
     const patch: ComputedTraitPatch = {}
     if (changes.name !== undefined) patch.name = cleanName(changes.name)
     if (changes.destinationIds !== undefined)
-      patch.destinationIds = await this.existingDestinations(changes.destinationIds)
+      patch.destinationIds = await existingDestinations(this.store, changes.destinationIds)
     const updated = await this.store.updateComputedTrait(id, patch)
     if (updated === null) throw computedTraitNotFound(id)
     return updated
@@ -101,18 +102,5 @@ export class ComputedTraitService {
   /** With its values; nothing is sent to destinations. */
   async delete(id: string): Promise<void> {
     if (!(await this.store.deleteComputedTrait(id))) throw computedTraitNotFound(id)
-  }
-
-  private async existingDestinations(ids: string[]): Promise<string[]> {
-    const known = new Set((await this.store.listDestinations()).map((destination) => destination.id))
-    ids.forEach((id, index) => {
-      if (!known.has(id)) {
-        throw new ValidationError(
-          `/destinationIds/${index}`,
-          `No destination has id "${id}". List them with GET /api/v1/destinations.`,
-        )
-      }
-    })
-    return [...new Set(ids)]
   }
 }

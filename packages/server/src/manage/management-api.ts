@@ -4,6 +4,7 @@
  * hold the product's rules and are shared with the CLI), and render the answer.
  */
 import type { FastifyPluginAsync } from 'fastify'
+import { AudienceService } from '../domain/audience-service.ts'
 import { ComputedTraitService } from '../domain/computed-trait-service.ts'
 import { DeliveryService } from '../domain/delivery-service.ts'
 import { DestinationService } from '../domain/destination-service.ts'
@@ -11,6 +12,7 @@ import { ProfileService } from '../domain/profile-service.ts'
 import { SourceService } from '../domain/source-service.ts'
 import { TestEventService, type TestSender } from '../domain/test-event.ts'
 import type { Store } from '../store/store.ts'
+import { audienceEndpoints } from './audience-endpoints.ts'
 import { requireAdminToken } from './auth.ts'
 import { computedTraitEndpoints } from './computed-trait-endpoints.ts'
 import { deliveryEndpoints } from './delivery-endpoints.ts'
@@ -49,4 +51,5 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
   })
   await app.register(profileEndpoints, { profiles: new ProfileService(store) })
   await app.register(computedTraitEndpoints, { computedTraits: new ComputedTraitService(store) })
+  await app.register(audienceEndpoints, { audiences: new AudienceService(store) })
 }

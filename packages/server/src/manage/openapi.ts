@@ -36,6 +36,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           name: 'Computed traits',
           description: 'Per-profile values computed from calls, synced to destinations as identify calls.',
         },
+        {
+          name: 'Audiences',
+          description:
+            'Who matches a definition, kept current and synced as identify calls `{key: true|false}`.',
+        },
       ],
       components: {
         securitySchemes: {

@@ -4,11 +4,13 @@
  */
 import { toAttemptRecord } from '../deliver/delivery-outcome.ts'
 import type { AttemptResult } from '../deliver/http-sender.ts'
+import type { AudienceWithSize } from '../domain/audience-service.ts'
 import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
 import type { Profile, ProfileEvent } from '../domain/profiles.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
+import type { AudienceView } from './audience-schemas.ts'
 import type { ComputedTraitView } from './computed-trait-schemas.ts'
 import type { AttemptResultView, AttemptView, DeliveryStatsView, DeliveryView } from './delivery-schemas.ts'
 import type { DestinationView } from './destination-schemas.ts'
@@ -101,6 +103,17 @@ export function computedTraitView(trait: ComputedTrait): ComputedTraitView {
     where: [...trait.where],
     createdAt: iso(trait.createdAt),
     updatedAt: iso(trait.updatedAt),
+  }
+}
+
+export function audienceView({ audience, size }: AudienceWithSize): AudienceView {
+  return {
+    ...audience,
+    definition: audience.definition as AudienceView['definition'],
+    size,
+    lastSyncAt: isoOrNull(audience.lastSyncAt),
+    createdAt: iso(audience.createdAt),
+    updatedAt: iso(audience.updatedAt),
   }
 }
 

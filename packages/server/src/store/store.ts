@@ -10,7 +10,7 @@
  * - A resolved promise from a write means the change is committed (durable).
  */
 
-import type { Audience } from '../domain/audiences.ts'
+import type { Audience, AudienceNode } from '../domain/audiences.ts'
 import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type {
   Delivery,
@@ -261,6 +261,14 @@ export interface Store {
   updateAudience(id: string, patch: ComputedTraitPatch): Promise<Audience | null>
   /** With its memberships and sent state. Nothing is sent. */
   deleteAudience(id: string): Promise<boolean>
+  /**
+   * How many profiles a definition holds for now (identified ones only unless `includeAnonymous`),
+   * with up to `sampleSize` of their ids; nothing is saved. Reads every profile.
+   */
+  previewAudience(
+    definition: AudienceNode,
+    options: { includeAnonymous: boolean; sampleSize: number },
+  ): Promise<{ size: number; sample: string[] }>
   /** How many profiles have a value of this computed trait, or are members of this audience. */
   computationSize(id: string): Promise<number>
   /**

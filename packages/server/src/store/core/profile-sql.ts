@@ -85,6 +85,8 @@ export interface ProfilesSql {
   /** Every identity of these profiles. */
   identitiesOf(profileIds: string[]): Awaitable<IdentityRow[]>
   profiles(ids: string[]): Awaitable<ProfileRow[]>
+  /** Up to `limit` profiles with ids after `afterId` (from the first when null), by id. */
+  page(afterId: string | null, limit: number): Awaitable<ProfileRow[]>
   /** The profile's id, or the id it was merged into, or undefined. */
   resolve(id: string): Awaitable<string | undefined>
   /** False (and nothing written) when the cursor's version moved since it was read. */

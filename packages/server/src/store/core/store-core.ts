@@ -5,7 +5,7 @@
  * statement costs its SQL once per backend and nothing else.
  */
 
-import type { Audience } from '../../domain/audiences.ts'
+import type { Audience, AudienceNode } from '../../domain/audiences.ts'
 import type { ComputedTrait } from '../../domain/computed-traits.ts'
 import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
 import type { Destination } from '../../domain/destinations.ts'
@@ -35,8 +35,10 @@ import type {
 import { type ChangeListener, Changes } from './changes.ts'
 import { COMPUTED_SOURCE_ID, type ComputationClass, type ComputationRow } from './computation-sql.ts'
 import {
+  type EvaluationContext,
   evaluateQueued,
   newComputationRow,
+  previewAudience,
   queueScopeOf,
   queueWindowEdges,
   toAudience,
@@ -405,6 +407,19 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     return (await this.computation(id, 'audience')) !== null && (await this.sql.computations.delete(id))
   }
 
+  previewAudience(
+    definition: AudienceNode,
+    options: { includeAnonymous: boolean; sampleSize: number },
+  ): Promise<{ size: number; sample: string[] }> {
+    return previewAudience(
+      { ...this.evaluationContext(), page: (afterId, limit) => this.sql.profiles.page(afterId, limit) },
+      definition,
+      options.includeAnonymous,
+      options.sampleSize,
+      Date.now(),
+    )
+  }
+
   async computationSize(id: string): Promise<number> {
     return this.sql.computations.size(id)
   }
@@ -436,18 +451,18 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     limit = DEFAULT_PROFILE_BATCH,
     now = Date.now(),
   ): Promise<{ evaluated: number; deliveriesCreated: number }> {
-    const result = await evaluateQueued(
-      {
-        sql: this.sql.computations,
-        identitiesOf: (profileIds) => this.sql.profiles.identitiesOf(profileIds),
-        profiles: (profileIds) => this.sql.profiles.profiles(profileIds),
-        destinations: () => this.listDestinations(),
-      },
-      limit,
-      now,
-    )
+    const result = await evaluateQueued(this.evaluationContext(), limit, now)
     if (result.deliveriesCreated > 0) this.changes.committed('deliveries')
     return result
+  }
+
+  private evaluationContext(): EvaluationContext {
+    return {
+      sql: this.sql.computations,
+      identitiesOf: (profileIds) => this.sql.profiles.identitiesOf(profileIds),
+      profiles: (profileIds) => this.sql.profiles.profiles(profileIds),
+      destinations: () => this.listDestinations(),
+    }
   }
 
   queueWindowEdges(after: number, upTo: number): Promise<number> {

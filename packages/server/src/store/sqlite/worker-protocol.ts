@@ -64,6 +64,7 @@ export const FORWARDED_METHODS = {
   updateAudience: true,
   deleteAudience: true,
   computationSize: true,
+  previewAudience: true,
   evaluateComputations: true,
   queueWindowEdges: true,
   sweep: true,

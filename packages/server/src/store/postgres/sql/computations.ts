@@ -167,6 +167,10 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
           sent.map((r) => pgText(r.value)),
         ],
       )
+      await client.query('UPDATE computations SET last_sync_at = $2 WHERE id = ANY($1::text[])', [
+        [...new Set(messages.map((message) => message.computation_id))],
+        now,
+      ])
       const targets = messages.flatMap((message) =>
         message.destination_ids.map((id) => [message.message_id, id]),
       )

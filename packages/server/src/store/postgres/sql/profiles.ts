@@ -35,6 +35,11 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
       ]),
     profiles: (ids) =>
       db.query<ProfileRow>('SELECT * FROM profiles WHERE id = ANY($1::text[])', [texts(ids)]),
+    page: (afterId, limit) =>
+      db.query<ProfileRow>('SELECT * FROM profiles WHERE $1::text IS NULL OR id > $1 ORDER BY id LIMIT $2', [
+        afterId === null ? null : pgText(afterId),
+        limit,
+      ]),
     resolve: async (id) =>
       (
         await db.query<{ id: string }>(

@@ -148,6 +148,7 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
         )
       }
       for (const message of writes.messages) {
+        run('UPDATE computations SET last_sync_at = ? WHERE id = ?', writes.now, message.computation_id)
         const { pk } = db
           .sql(
             `INSERT INTO messages (source_id, message_id, type, received_at, payload)

@@ -43,6 +43,13 @@ export function sqliteProfiles(db: SqliteDatabase): ProfilesSql {
         'SELECT * FROM profiles WHERE id IN (SELECT value FROM json_each(?))',
         JSON.stringify(ids),
       ),
+    page: (afterId, limit) =>
+      all<ProfileRow>(
+        'SELECT * FROM profiles WHERE ? IS NULL OR id > ? ORDER BY id LIMIT ?',
+        afterId,
+        afterId,
+        limit,
+      ),
     resolve: (id) =>
       (
         db
