@@ -14,8 +14,8 @@ export interface ProfileWorkerOptions {
   store: Store
   logger: Logger
   /**
-   * How often an idle worker looks for new messages, in ms. Default 250. Commits that create
-   * deliveries wake it at once; this catches the rest (messages routed nowhere, other processes').
+   * How often an idle worker looks for new messages, in ms. Default 250. This process's ingest commits
+   * wake it at once; this catches other processes' (PostgreSQL).
    */
   pollMs?: number
   /** Messages (or queued profiles) per transaction. Default 500. */
@@ -55,7 +55,7 @@ export class ProfileWorker {
     if (!this.stopped) return
     this.stopped = false
     this.unwatch = await this.store.watch((event) => {
-      if (event === 'deliveries') this.wake?.()
+      if (event === 'messages' || event === 'deliveries') this.wake?.()
     })
     this.running = this.loop()
   }

@@ -114,8 +114,11 @@ export interface ComputedTraitPatch {
   destinationIds?: string[]
 }
 
-/** What `Store.watch` announces. */
-export type StoreEvent = 'deliveries' | 'config'
+/**
+ * What `Store.watch` announces. `messages`: messages were stored by this process (not announced to
+ * other processes: their profile workers find them by polling).
+ */
+export type StoreEvent = 'deliveries' | 'config' | 'messages'
 
 /** Which deliveries a count covers; every one when empty. */
 export interface DeliveryCountFilter {

@@ -242,6 +242,8 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     const outcome = await this.sql.ingest(messages, planIngest(messages), now, now - this.dedupeWindowMs)
     // Before the Tracking API's requests resolve: the delivery engine starts on them at once.
     if (outcome.deliveriesCreated > 0) this.changes.committed('deliveries')
+    // The profile worker starts on them at once (other processes' workers poll).
+    if (outcome.stored.includes(true)) this.changes.committedLocally('messages')
     return outcome
   }
 
