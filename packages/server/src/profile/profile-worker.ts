@@ -24,6 +24,9 @@ export interface ProfileWorkerOptions {
   refreshMs?: number
 }
 
+/** After a step that found less than a batch of work, wait this long for more to gather, ms. */
+const GATHER_MS = 10
+
 /** After a failed step (store unreachable, say), wait this long before trying again. */
 const RETRY_AFTER_ERROR_MS = 1_000
 
@@ -72,8 +75,13 @@ export class ProfileWorker {
   private async loop(): Promise<void> {
     while (!this.stopped) {
       let pause = this.pollMs
+      let wakeable = true
       try {
-        if (await this.step()) continue
+        const work = await this.step()
+        if (work === 'full') continue
+        // Some work, less than a batch: let a few more commits gather before the next step, so a busy
+        // ingest feeds the worker batches rather than one transaction per commit.
+        if (work === 'some') [pause, wakeable] = [GATHER_MS, false]
       } catch (error) {
         this.logger.warn({ err: error }, 'profiles: a step failed; retrying')
         pause = RETRY_AFTER_ERROR_MS
@@ -81,6 +89,7 @@ export class ProfileWorker {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pause)
         this.wake = () => {
+          if (!wakeable && !this.stopped) return
           clearTimeout(timer)
           resolve()
         }
@@ -89,14 +98,17 @@ export class ProfileWorker {
     }
   }
 
-  /** One step of work; false when there was none. */
-  private async step(): Promise<boolean> {
-    if ((await this.store.consumeIntoProfiles(this.batchSize)) > 0) return true
-    if ((await this.store.evaluateComputations(this.batchSize)).evaluated > 0) return true
+  /** One step of each kind: consume, evaluate, and (when due) re-check windows. */
+  private async step(): Promise<'full' | 'some' | 'none'> {
+    const consumed = await this.store.consumeIntoProfiles(this.batchSize)
+    const { evaluated } = await this.store.evaluateComputations(this.batchSize)
+    if (consumed === this.batchSize || evaluated === this.batchSize) return 'full'
+    let queued = 0
     const now = Date.now()
-    if (now - this.windowsCheckedUpTo < this.refreshMs) return false
-    const queued = await this.store.queueWindowEdges(this.windowsCheckedUpTo, now)
-    this.windowsCheckedUpTo = now
-    return queued > 0
+    if (now - this.windowsCheckedUpTo >= this.refreshMs) {
+      queued = await this.store.queueWindowEdges(this.windowsCheckedUpTo, now)
+      this.windowsCheckedUpTo = now
+    }
+    return consumed > 0 || evaluated > 0 || queued > 0 ? 'some' : 'none'
   }
 }

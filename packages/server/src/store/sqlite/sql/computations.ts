@@ -88,10 +88,11 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
         upTo,
       ).map((row) => row.profile_id),
     dirty: (limit) => all<DirtyRow>('SELECT profile_id, seq FROM profile_dirty LIMIT ?', limit),
+    // `+event`: look the calls up by profile (a few each), never by event (every profile's).
     eventsOf: (profileIds, events) =>
       all<ProfileEventRow>(
         `SELECT * FROM profile_events WHERE profile_id IN (SELECT value FROM json_each(?))
-           AND event IN (SELECT value FROM json_each(?))`,
+           AND +event IN (SELECT value FROM json_each(?))`,
         JSON.stringify(profileIds),
         JSON.stringify(events),
       ),
