@@ -452,4 +452,87 @@ const privacy: Scenario = {
   },
 }
 
-export const SCENARIOS: Scenario[] = [ingest, deliver, isolation, backlog, client, postgres, privacy]
+const profiles: Scenario = {
+  id: 'profiles',
+  title: 'Profiles, computed traits and audiences',
+  script: 'profiles.ts',
+  result: 'profiles',
+  timeoutMs: (quick) => (quick ? 180_000 : 900_000),
+  summarize(r) {
+    const seconds = num(r.creation?.seconds)
+    const rss = num(r.creation?.peakRssMb)
+    const p50 = num(r.latency?.p50Ms)
+    const p99 = num(r.latency?.p99Ms)
+    const ratio = num(r.ingest?.ratio)
+    const problems: string[] = []
+    if ((r.latency?.missing ?? 0) > 0)
+      problems.push(`${r.latency.missing} users entered the audience but no identify arrived`)
+    if (r.creation && r.creation.deliveries !== r.creation.members) {
+      problems.push(`${r.creation.members} members but ${r.creation.deliveries} identify calls enqueued`)
+    }
+    const scale = `${(r.creation?.profiles ?? 0).toLocaleString('en')} profiles / ${(r.creation?.calls ?? 0).toLocaleString('en')} calls`
+    const reported = { baseline: null, ratio: null }
+    return {
+      figures: [
+        {
+          figure: `Audience creation over ${scale}: every member's identify enqueued`,
+          value: seconds,
+          unit: 's',
+          ...reported,
+          goal: '≤ 10 s',
+          pass: atMost(seconds, 10),
+        },
+        {
+          figure: 'Peak RSS of the process creating it',
+          value: rss,
+          unit: 'MB',
+          ...reported,
+          goal: '≤ 512 MB',
+          pass: atMost(rss, 512),
+        },
+        {
+          figure:
+            'Call accepted → membership identify received, p50 at 1,000 calls/s (20 audiences + 20 computed traits)',
+          value: p50,
+          unit: 'ms',
+          ...reported,
+          goal: '≤ 50 ms',
+          pass: atMost(p50, 50),
+        },
+        {
+          figure: 'The same, p99',
+          value: p99,
+          unit: 'ms',
+          ...reported,
+          goal: '≤ 500 ms',
+          pass: atMost(p99, 500),
+        },
+        {
+          figure: 'Ingest events/s with 20 audiences + 20 computed traits defined',
+          value: num(r.ingest?.with20And20EventsPerSecond),
+          unit: 'events/s',
+          baseline: {
+            name: 'the same with none defined',
+            value: num(r.ingest?.withNoneEventsPerSecond),
+            unit: 'events/s',
+          },
+          ratio,
+          goal: 'ratio ≥ 0.7',
+          pass: atLeast(ratio, 0.7),
+        },
+      ],
+      problems,
+    }
+  },
+}
+
+export const SCENARIOS: Scenario[] = [
+  ingest,
+  deliver,
+  isolation,
+  backlog,
+  client,
+  postgres,
+  privacy,
+  profiles,
+]

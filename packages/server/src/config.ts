@@ -56,6 +56,11 @@ export interface Config {
   deliveryLeaseMs: number
   /** `SLUICE_DELIVERY_CONCURRENCY`, default 32: most requests in flight per destination. */
   deliveryConcurrency: number
+  /**
+   * `SLUICE_AUDIENCE_REFRESH_SECONDS`, default 60: how often computed traits with a `withinDays`
+   * window are re-checked, so profiles whose calls aged out of the window get their new value.
+   */
+  audienceRefreshSeconds: number
   /** `SLUICE_PG_POOL_SIZE`, default 10: most pooled PostgreSQL connections per process (one LISTEN connection comes on top). */
   postgresPoolSize: number
   /** `SLUICE_PG_STATEMENT_TIMEOUT_MS`, default 30000 (0 = none): PostgreSQL cancels and rolls back longer statements. */
@@ -149,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deliveryLeaseMs: integer(env, 'SLUICE_DELIVERY_LEASE_MS', 30_000, 1_000, 3_600_000),
     deliveryConcurrency: integer(env, 'SLUICE_DELIVERY_CONCURRENCY', 32, 1, 1_000),
     postgresPoolSize: integer(env, 'SLUICE_PG_POOL_SIZE', 10, 1, 1_000),
+    audienceRefreshSeconds: integer(env, 'SLUICE_AUDIENCE_REFRESH_SECONDS', 60, 1, 86_400),
     postgresStatementTimeoutMs: integer(env, 'SLUICE_PG_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
     metrics: boolean(env, 'SLUICE_METRICS', true),
     metricsPublic: boolean(env, 'SLUICE_METRICS_PUBLIC', false),

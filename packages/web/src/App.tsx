@@ -105,14 +105,16 @@ function Page({ path }: { path: string }) {
       return (
         <NotYet title="Privacy">
           Deletion and suppression requests (per user, followed per destination) and the list of suppressed
-          users will appear here once this Sluice offers its privacy API. Nothing on this page works yet.
+          users are not in the web app yet: use the management API (`/api/v1/regulations`,
+          `/api/v1/suppressions`) or `sluice privacy`.
         </NotYet>
       )
     case 'audiences':
       return (
         <NotYet title="Audiences">
           Audiences and computed traits (definitions, preview, size, syncs to destinations) and profile lookup
-          will appear here once this Sluice offers them. Nothing on this page works yet.
+          are not in the web app yet: use the management API (`/api/v1/audiences`, `/api/v1/computed-traits`,
+          `/api/v1/profiles`) or `sluice audiences`.
         </NotYet>
       )
     case 'access':

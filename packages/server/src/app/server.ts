@@ -20,6 +20,7 @@ import { metricsEndpoint } from '../observe/metrics-endpoint.ts'
 import { createTracing } from '../observe/tracing.ts'
 import { ErasureRunner } from '../privacy/erasure-runner.ts'
 import { PrivacyFilter } from '../privacy/privacy-filter.ts'
+import { ProfileWorker } from '../profile/profile-worker.ts'
 import { isStoreUnavailable } from '../store/errors.ts'
 import { openStore } from '../store/open.ts'
 import type { Store } from '../store/store.ts'
@@ -101,6 +102,7 @@ export async function createSluice(
       store.kind === 'postgres' ? Math.min(4, Math.max(1, Math.floor(config.postgresPoolSize / 2))) : 1,
     metrics,
   })
+  const profiles = new ProfileWorker({ store, logger, refreshMs: config.audienceRefreshSeconds * 1000 })
   const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })
 
   const app = Fastify({
@@ -261,11 +263,25 @@ export async function createSluice(
     async listen() {
       const address = await app.listen({ port: config.port, host: config.host })
       if (config.role !== 'worker') housekeeper.start()
-      if (config.role !== 'api') engine.start()
+      if (config.role !== 'api') {
+        engine.start()
+        await profiles.start()
+      }
       await erasure.start()
       return address
     },
     close: () =>
-      shutdown.run({ app, housekeeper, erasure, groupCommit, engine, sender, tracing, privacy, store }),
+      shutdown.run({
+        app,
+        housekeeper,
+        erasure,
+        groupCommit,
+        profiles,
+        engine,
+        sender,
+        tracing,
+        privacy,
+        store,
+      }),
   }
 }

@@ -19,6 +19,7 @@ import type { GroupCommit } from '../ingest/group-commit.ts'
 import type { Tracing } from '../observe/tracing.ts'
 import type { ErasureRunner } from '../privacy/erasure-runner.ts'
 import type { PrivacyFilter } from '../privacy/privacy-filter.ts'
+import type { ProfileWorker } from '../profile/profile-worker.ts'
 import type { Store } from '../store/store.ts'
 import type { Housekeeper } from './housekeeper.ts'
 
@@ -30,6 +31,7 @@ export interface RunningParts {
   housekeeper: Housekeeper
   erasure: ErasureRunner
   groupCommit: GroupCommit
+  profiles: ProfileWorker
   engine: DeliveryEngine
   sender: WebhookSender
   tracing: Tracing
@@ -79,7 +81,8 @@ async function shutDownSteps(parts: RunningParts): Promise<void> {
     }
     await parts.groupCommit.drain()
   }
-  await Promise.all([ingest(), parts.engine.stop()])
+  // The profile batch in progress commits (or not at all: it is consumed again at the next start).
+  await Promise.all([ingest(), parts.engine.stop(), parts.profiles.stop()])
   await parts.tracing.shutdown().catch(() => {}) // a collector that is down must not hold the exit
   await parts.sender.close()
   // The engine asked the privacy filter about every claim it sent; nothing asks it any more.

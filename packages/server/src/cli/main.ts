@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../config.ts'
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts'
 import { createLogger } from '../lib/logger.ts'
 import { openStore } from '../store/open.ts'
+import { audiencesCommand } from './audiences.ts'
 import { runDemo } from './demo.ts'
 import { PRIVACY_USAGE, runPrivacy } from './privacy.ts'
 import { createSource, listSources } from './sources.ts'
@@ -18,6 +19,11 @@ Commands:
   sources create NAME    Create a source and print its write key
   sources list           List sources with their write keys
 ${PRIVACY_USAGE}
+  audiences list         List audiences with their status and size
+  audiences preview FILE.json
+                         How many profiles a definition (or {definition, includeAnonymous}) holds for
+                         now, with a sample of their ids; nothing is saved
+  audiences show ID      One audience as JSON, with its size
   demo [--url URL --admin-token T]
                          Send one call of every type to a local receiver through Sluice and show
                          what arrived, signatures verified (in-process Sluice unless --url is given)
@@ -67,6 +73,14 @@ async function main(argv: string[]): Promise<number> {
     const store = await openStore(config, createLogger('silent'))
     try {
       return await runPrivacy(store, sub, rest, { sourceIds: values.source, json: values.json })
+    } finally {
+      await store.close()
+    }
+  }
+  if (command === 'audiences') {
+    const store = await openStore(config, createLogger('silent'))
+    try {
+      return await audiencesCommand(store, sub, rest[0], values.json)
     } finally {
       await store.close()
     }

@@ -120,7 +120,10 @@ export class DeliveryEngine {
     // The store announces new work and destination changes as soon as they are committed, whoever
     // committed them; nothing else has to wake the engine.
     this.unwatch = this.store
-      .watch((event) => (event === 'config' ? this.configChanged() : this.wake()))
+      .watch((event) => {
+        if (event === 'config') this.configChanged()
+        else if (event === 'deliveries') this.wake()
+      })
       .catch((error: unknown) => {
         this.logger.warn({ err: error }, 'delivery engine: cannot watch the store; polling only')
         return undefined

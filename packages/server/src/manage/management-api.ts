@@ -5,8 +5,11 @@
  * hold the product's rules and are shared with the CLI), and render the answer.
  */
 import type { FastifyPluginAsync } from 'fastify'
+import { AudienceService } from '../domain/audience-service.ts'
+import { ComputedTraitService } from '../domain/computed-trait-service.ts'
 import { DeliveryService } from '../domain/delivery-service.ts'
 import { DestinationService } from '../domain/destination-service.ts'
+import { ProfileService } from '../domain/profile-service.ts'
 import { RegulationService } from '../domain/regulation-service.ts'
 import { SourceService } from '../domain/source-service.ts'
 import { TestEventService, type TestSender } from '../domain/test-event.ts'
@@ -14,10 +17,13 @@ import { TokenService } from '../domain/token-service.ts'
 import type { LiveCalls } from '../ingest/live-calls.ts'
 import type { Store } from '../store/store.ts'
 import type { AccessControl } from './access-control.ts'
+import { audienceEndpoints } from './audience-endpoints.ts'
 import { requireAccess } from './auth.ts'
+import { computedTraitEndpoints } from './computed-trait-endpoints.ts'
 import { deliveryEndpoints } from './delivery-endpoints.ts'
 import { destinationEndpoints } from './destination-endpoints.ts'
 import { liveEndpoints } from './live-endpoints.ts'
+import { profileEndpoints } from './profile-endpoints.ts'
 import { regulationEndpoints } from './regulation-endpoints.ts'
 import { rephraseRequestError } from './request-errors.ts'
 import { checkBodyStrictly, checkQueryStrictly, formatSchemaError } from './request-validation.ts'
@@ -72,5 +78,10 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
     await protectedApi.register(regulationEndpoints, {
       regulations: new RegulationService(store, afterRegulation ? { afterCreate: afterRegulation } : {}),
     })
+    await protectedApi.register(profileEndpoints, { profiles: new ProfileService(store) })
+    await protectedApi.register(computedTraitEndpoints, {
+      computedTraits: new ComputedTraitService(store),
+    })
+    await protectedApi.register(audienceEndpoints, { audiences: new AudienceService(store) })
   })
 }

@@ -34,6 +34,19 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             'Deletion and suppression requests ("regulations"): erase users’ data, notify destinations, drop later calls.',
         },
         { name: 'Access', description: 'Access tokens (admin or viewer) and web-app sign-in.' },
+        {
+          name: 'Profiles',
+          description: 'One per person, built from accepted calls: identities, merged traits and the calls.',
+        },
+        {
+          name: 'Computed traits',
+          description: 'Per-profile values computed from calls, synced to destinations as identify calls.',
+        },
+        {
+          name: 'Audiences',
+          description:
+            'Who matches a definition, kept current and synced as identify calls `{key: true|false}`.',
+        },
       ],
       components: {
         securitySchemes: {

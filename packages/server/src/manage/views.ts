@@ -5,13 +5,18 @@
  */
 import { toAttemptRecord } from '../deliver/delivery-outcome.ts'
 import type { AttemptResult } from '../deliver/http-sender.ts'
+import type { AudienceWithSize } from '../domain/audience-service.ts'
+import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DeliveryRequest } from '../domain/delivery-request.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
+import type { Profile, ProfileEvent } from '../domain/profiles.ts'
 import type { Regulation, Suppression } from '../domain/regulations.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
 import type { AccessToken } from '../domain/tokens.ts'
 import type { TokenView } from './access-schemas.ts'
+import type { AudienceView } from './audience-schemas.ts'
+import type { ComputedTraitView } from './computed-trait-schemas.ts'
 import type {
   AttemptResultView,
   AttemptView,
@@ -20,6 +25,7 @@ import type {
   DeliveryView,
 } from './delivery-schemas.ts'
 import type { DestinationView } from './destination-schemas.ts'
+import type { ProfileEventView, ProfileView } from './profile-schemas.ts'
 import type { RegulationView, SuppressionView } from './regulation-schemas.ts'
 import type { SourceView } from './source-schemas.ts'
 
@@ -154,6 +160,34 @@ export function tokenView(token: AccessToken): TokenView {
     createdAt: iso(token.createdAt),
     lastUsedAt: isoOrNull(token.lastUsedAt),
   }
+}
+
+export function profileView(profile: Profile): ProfileView {
+  return { ...profile, firstSeenAt: iso(profile.firstSeenAt), lastSeenAt: iso(profile.lastSeenAt) }
+}
+
+export function computedTraitView(trait: ComputedTrait): ComputedTraitView {
+  return {
+    ...trait,
+    where: [...trait.where],
+    createdAt: iso(trait.createdAt),
+    updatedAt: iso(trait.updatedAt),
+  }
+}
+
+export function audienceView({ audience, size }: AudienceWithSize): AudienceView {
+  return {
+    ...audience,
+    definition: audience.definition as AudienceView['definition'],
+    size,
+    lastSyncAt: isoOrNull(audience.lastSyncAt),
+    createdAt: iso(audience.createdAt),
+    updatedAt: iso(audience.updatedAt),
+  }
+}
+
+export function profileEventView(event: ProfileEvent): ProfileEventView {
+  return { ...event, timestamp: iso(event.timestamp) }
 }
 
 function iso(epochMs: number): string {

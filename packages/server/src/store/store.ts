@@ -9,6 +9,9 @@
  * - Times are epoch milliseconds (numbers) here; the HTTP layers render them as ISO 8601.
  * - A resolved promise from a write means the change is committed (durable).
  */
+
+import type { Audience, AudienceNode } from '../domain/audiences.ts'
+import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type {
   Delivery,
   DeliveryAttempt,
@@ -18,6 +21,7 @@ import type {
 } from '../domain/deliveries.ts'
 import type { Destination, DestinationType, WebhooksSettings } from '../domain/destinations.ts'
 import type { MessageType, StoredMessageType } from '../domain/messages.ts'
+import type { Profile, ProfileEvent, ProfileIdentity } from '../domain/profiles.ts'
 import type { Regulation, RegulationStatus, RegulationType, Suppression } from '../domain/regulations.ts'
 import type { MinuteFigures } from '../domain/series.ts'
 import type { Source, SourceStats } from '../domain/sources.ts'
@@ -115,8 +119,12 @@ export interface DeliveryOutcome {
   closedUrls: string[]
 }
 
-/** What `Store.watch` announces. `privacy`: a regulation changed the suppressions or erasures in force. */
-export type StoreEvent = 'deliveries' | 'config' | 'privacy'
+/**
+ * What `Store.watch` announces. `privacy`: a regulation changed the suppressions or erasures in force.
+ * `messages`: messages were stored by this process (not announced to other processes: their profile
+ * workers find them by polling).
+ */
+export type StoreEvent = 'deliveries' | 'config' | 'privacy' | 'messages'
 
 export interface NewRegulation {
   type: RegulationType
@@ -156,6 +164,18 @@ export interface DestinationBacklog {
   retrying: number
   /** When the earliest pending or retrying delivery was (or is) due; null when none waits. */
   oldestDueAt: number | null
+}
+
+/** A computed trait to create (the domain has checked it); the store adds id, status and times. */
+export type NewComputedTrait = Omit<ComputedTrait, 'id' | 'status' | 'createdAt' | 'updatedAt'>
+
+/** An audience to create (the domain has checked its definition). */
+export type NewAudience = Omit<Audience, 'id' | 'status' | 'lastSyncAt' | 'createdAt' | 'updatedAt'>
+
+/** Of a computed trait or an audience. */
+export interface ComputedTraitPatch {
+  name?: string
+  destinationIds?: string[]
 }
 
 /** Which deliveries a count covers; every one when empty. */
@@ -312,10 +332,83 @@ export interface Store {
   touchToken(id: string, at: number): Promise<void>
   deleteToken(id: string): Promise<boolean>
 
+  // --- profiles ---
+  /**
+   * The profile worker's step: consumes up to `limit` (default 500) committed messages that profiles
+   * have not consumed yet, in one transaction with the profile cursor, so a crash loses nothing and
+   * nothing is consumed twice. Returns how many were consumed: 0 when there were none, or when another
+   * process (PostgreSQL) consumed the same ones first.
+   */
+  consumeIntoProfiles(limit?: number, now?: number): Promise<number>
+  /** A profile by id; a profile merged into another answers with the survivor. */
+  getProfile(id: string): Promise<Profile | null>
+  findProfile(identity: ProfileIdentity): Promise<Profile | null>
+  /** The profile's calls, newest first; `before` is the `next` of the previous page. */
+  listProfileEvents(
+    profileId: string,
+    page: { limit: number; before?: number | undefined },
+  ): Promise<{ events: ProfileEvent[]; next: number | null }>
+  /**
+   * Erasure: deletes the profiles holding one of these userIds — only those with a call from one of
+   * `sourceIds`, when given — with their identities, traits and calls. Nothing is sent for them.
+   * Returns how many profiles went.
+   */
+  eraseProfilesOfUsers(userIds: string[], sourceIds?: string[]): Promise<number>
+
+  // --- computed traits and audiences ---
+  /**
+   * Creates it and queues every profile with a call of its event for evaluation (the backfill: status
+   * `computing` until the queue has drained). Null when its key is taken.
+   */
+  createComputedTrait(input: NewComputedTrait): Promise<ComputedTrait | null>
+  /** Oldest first. */
+  listComputedTraits(): Promise<ComputedTrait[]>
+  getComputedTrait(id: string): Promise<ComputedTrait | null>
+  /** Name and destinations; its profiles are queued again, so a new destination receives every value. */
+  updateComputedTrait(id: string, patch: ComputedTraitPatch): Promise<ComputedTrait | null>
+  /** With its values and sent state. Nothing is sent. */
+  deleteComputedTrait(id: string): Promise<boolean>
+  /**
+   * Creates it and queues every profile for evaluation (the backfill: status `computing` until the
+   * queue has drained). Null when its key is taken (by an audience or a computed trait).
+   */
+  createAudience(input: NewAudience): Promise<Audience | null>
+  /** Oldest first. */
+  listAudiences(): Promise<Audience[]>
+  getAudience(id: string): Promise<Audience | null>
+  /** Name and destinations; every profile is queued again, so a new destination receives every member. */
+  updateAudience(id: string, patch: ComputedTraitPatch): Promise<Audience | null>
+  /** With its memberships and sent state. Nothing is sent. */
+  deleteAudience(id: string): Promise<boolean>
+  /**
+   * How many profiles a definition holds for now (identified ones only unless `includeAnonymous`),
+   * with up to `sampleSize` of their ids; nothing is saved. Reads every profile.
+   */
+  previewAudience(
+    definition: AudienceNode,
+    options: { includeAnonymous: boolean; sampleSize: number },
+  ): Promise<{ size: number; sample: string[] }>
+  /** How many profiles have a value of this computed trait, or are members of this audience. */
+  computationSize(id: string): Promise<number>
+  /**
+   * Evaluates up to `limit` (default 500) queued profiles: current values, and an identify delivery to
+   * each destination whose last sent value differs, all committed together with the queue entries'
+   * removal. Announces `deliveries` when it created some.
+   */
+  evaluateComputations(
+    limit?: number,
+    now?: number,
+  ): Promise<{ evaluated: number; deliveriesCreated: number }>
+  /**
+   * Queues the profiles with a call that left a trait's `withinDays` window between `after` and
+   * `upTo` (epoch ms). Returns how many were queued.
+   */
+  queueWindowEdges(after: number, upTo: number): Promise<number>
+
   // --- housekeeping ---
   /**
-   * Retention: deletes messages received before `olderThan` whose deliveries are all final, with
-   * those deliveries and their attempts. Returns how many messages went.
+   * Retention: deletes messages received before `olderThan` whose deliveries are all final and which
+   * profiles have consumed, with those deliveries and their attempts. Returns how many messages went.
    */
   sweep(olderThan: number): Promise<{ messages: number }>
 }

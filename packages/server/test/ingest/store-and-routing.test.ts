@@ -184,6 +184,8 @@ describe('durability', () => {
       writeKey: source.writeKey,
     })
     await send(sluice.url, '/v1/track', trackCall({ messageId: 'no-delivery' }), { writeKey: other.writeKey })
+    // Retention waits for profiles to consume a message; the server's profile worker may not have yet.
+    while ((await sluice.store.consumeIntoProfiles()) > 0) {}
     const swept = await sluice.store.sweep(Date.now() + 1)
     assert.equal(swept.messages, 1)
     assert.equal(await sluice.store.getMessage(other.id, 'no-delivery'), null)

@@ -48,6 +48,14 @@ describe('OpenAPI document', () => {
       '/api/v1/sources/{id}/rotate-write-key': ['post'],
       '/api/v1/destinations': ['get', 'post'],
       '/api/v1/destinations/{id}': ['delete', 'get', 'patch'],
+      '/api/v1/profiles': ['get'],
+      '/api/v1/profiles/{id}': ['get'],
+      '/api/v1/profiles/{id}/events': ['get'],
+      '/api/v1/computed-traits': ['get', 'post'],
+      '/api/v1/computed-traits/{id}': ['delete', 'get', 'patch'],
+      '/api/v1/audiences': ['get', 'post'],
+      '/api/v1/audiences/preview': ['post'],
+      '/api/v1/audiences/{id}': ['delete', 'get', 'patch'],
     }
     for (const [path, methods] of Object.entries(expected)) {
       assert.ok(document.paths[path], `missing path ${path}`)

@@ -393,11 +393,13 @@ describe('postgres store across processes', () => {
       settings: { webhooks: [{ url: 'https://example.com/', headers: {} }], sharedSecret: null },
     })
     await writer.ingest([message(source, 'e1')])
-    assert.deepEqual(own, ['config', 'deliveries'], 'heard at commit')
+    // `messages` is for this process's profile worker only: never published.
+    assert.deepEqual(own, ['config', 'deliveries', 'messages'], 'heard at commit')
     // The NOTIFYs reach the other store; had the writer heard its own, they would arrive by now too.
     assert.ok(await until(() => theirs.includes('config') && theirs.includes('deliveries')))
     await sleep(200)
-    assert.deepEqual(own, ['config', 'deliveries'], 'and only then')
+    assert.deepEqual(own, ['config', 'deliveries', 'messages'], 'and only then')
+    assert.ok(!theirs.includes('messages'), 'messages is not published')
     await unwatchOwn()
     await unwatchTheirs()
   })

@@ -8,7 +8,13 @@ import type { StoreEvent } from '../store.ts'
 
 /** Every announced change: the contract's events, plus `sources` (a source was changed or deleted). */
 export type ChangeEvent = StoreEvent | 'sources'
-export const CHANGE_EVENTS: readonly ChangeEvent[] = ['deliveries', 'config', 'privacy', 'sources']
+export const CHANGE_EVENTS: readonly ChangeEvent[] = [
+  'deliveries',
+  'config',
+  'privacy',
+  'sources',
+  'messages',
+]
 
 export type ChangeListener = (event: ChangeEvent) => void
 
@@ -37,6 +43,11 @@ export class Changes {
   committed(event: ChangeEvent): void {
     this.tell(event)
     this.publish(event)
+  }
+
+  /** A change this store committed that only this process's listeners need to hear (never published). */
+  committedLocally(event: ChangeEvent): void {
+    this.tell(event)
   }
 
   /** A change committed elsewhere: listeners in this process only (it is never published again). */

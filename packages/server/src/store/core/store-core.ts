@@ -4,9 +4,13 @@
  * cache. SqliteStore and PostgresStore are this core over their own SQL modules, so a new table or
  * statement costs its SQL once per backend and nothing else.
  */
+
+import type { Audience, AudienceNode } from '../../domain/audiences.ts'
+import type { ComputedTrait } from '../../domain/computed-traits.ts'
 import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
 import type { Destination } from '../../domain/destinations.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
+import type { Profile, ProfileEvent, ProfileIdentity } from '../../domain/profiles.ts'
 import { deletesData, type Regulation, type Suppression, suppressesCalls } from '../../domain/regulations.ts'
 import type { MinuteFigures } from '../../domain/series.ts'
 import { NO_TRAFFIC_YET, type Source, type SourceStats } from '../../domain/sources.ts'
@@ -15,6 +19,7 @@ import { newId, newSecretToken } from '../../lib/ids.ts'
 import type {
   AcceptedMessage,
   ClaimedDelivery,
+  ComputedTraitPatch,
   DeliveryCountFilter,
   DeliveryListFilter,
   DeliveryOutcome,
@@ -24,6 +29,8 @@ import type {
   ErasureStep,
   IngestOutcome,
   NewAccessToken,
+  NewAudience,
+  NewComputedTrait,
   NewDestination,
   NewRegulation,
   NewSource,
@@ -35,9 +42,28 @@ import type {
   StoreEvent,
 } from '../store.ts'
 import { type ChangeListener, Changes } from './changes.ts'
+import { COMPUTED_SOURCE_ID, type ComputationClass, type ComputationRow } from './computation-sql.ts'
+import {
+  type EvaluationContext,
+  evaluateQueued,
+  newComputationRow,
+  previewAudience,
+  queueScopeOf,
+  queueWindowEdges,
+  toAudience,
+  toComputations,
+  toComputedTrait,
+} from './computations.ts'
 import { summarizeDeliveries } from './delivery-stats.ts'
 import { planIngest } from './ingest-plan.ts'
 import { applyMigrations } from './migrations.ts'
+import {
+  consumeMessages,
+  DEFAULT_PROFILE_BATCH,
+  findProfile,
+  readProfile,
+  readProfileEvents,
+} from './profiles.ts'
 import {
   type RegulationRow,
   regulationProgress,
@@ -129,7 +155,8 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   }
 
   async listSources(): Promise<Source[]> {
-    return (await this.sql.sources.list()).map(toSource)
+    // The source sync messages are stored under is Sluice's own (004_profiles.sql), not the user's.
+    return (await this.sql.sources.list()).filter((row) => row.id !== COMPUTED_SOURCE_ID).map(toSource)
   }
 
   async getSource(id: string): Promise<Source | null> {
@@ -233,6 +260,8 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     const outcome = await this.sql.ingest(messages, planIngest(messages), now, now - this.dedupeWindowMs)
     // Before the Tracking API's requests resolve: the delivery engine starts on them at once.
     if (outcome.deliveriesCreated > 0) this.changes.committed('deliveries')
+    // The profile worker starts on them at once (other processes' workers poll).
+    if (outcome.stored.includes(true)) this.changes.committedLocally('messages')
     return outcome
   }
 
@@ -470,6 +499,163 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
 
   async deleteToken(id: string): Promise<boolean> {
     return this.sql.tokens.delete(id)
+  }
+
+  // --- profiles ---
+
+  consumeIntoProfiles(limit = DEFAULT_PROFILE_BATCH, now = Date.now()): Promise<number> {
+    return consumeMessages(this.sql.profiles, this.sql.computations, limit, now)
+  }
+
+  async getProfile(id: string): Promise<Profile | null> {
+    const profile = await readProfile(this.sql.profiles, id)
+    if (profile === null) return null
+    const rows = new Map((await this.sql.computations.list()).map((row) => [row.id, row]))
+    for (const value of await this.sql.computations.values([profile.id])) {
+      const row = rows.get(value.computation_id)
+      if (row?.class === 'computed_trait') profile.computedTraits[row.key] = JSON.parse(value.value)
+      else if (row?.class === 'audience') profile.audiences.push(row.key)
+    }
+    profile.audiences.sort()
+    return profile
+  }
+
+  async findProfile(identity: ProfileIdentity): Promise<Profile | null> {
+    const found = await findProfile(this.sql.profiles, identity)
+    return found === null ? null : this.getProfile(found.id)
+  }
+
+  listProfileEvents(
+    profileId: string,
+    page: { limit: number; before?: number | undefined },
+  ): Promise<{ events: ProfileEvent[]; next: number | null }> {
+    return readProfileEvents(this.sql.profiles, profileId, page)
+  }
+
+  async eraseProfilesOfUsers(userIds: string[], sourceIds?: string[]): Promise<number> {
+    if (userIds.length === 0 || sourceIds?.length === 0) return 0
+    return this.sql.profiles.erase(userIds, sourceIds ?? null)
+  }
+
+  // --- computed traits and audiences ---
+
+  async createComputedTrait(input: NewComputedTrait): Promise<ComputedTrait | null> {
+    const { name, key, destinationIds, ...definition } = input
+    const row = newComputationRow(
+      'computed_trait',
+      { id: newId('ctr'), name, key, destinationIds, now: Date.now() },
+      definition,
+    )
+    return (await this.sql.computations.insert(row, queueScopeOf(row))) ? toComputedTrait(row) : null
+  }
+
+  async listComputedTraits(): Promise<ComputedTrait[]> {
+    return toComputations(await this.sql.computations.list()).traits
+  }
+
+  async getComputedTrait(id: string): Promise<ComputedTrait | null> {
+    const row = await this.computation(id, 'computed_trait')
+    return row ? toComputedTrait(row) : null
+  }
+
+  async updateComputedTrait(id: string, patch: ComputedTraitPatch): Promise<ComputedTrait | null> {
+    return (await this.updateComputation(id, 'computed_trait', patch)) ? this.getComputedTrait(id) : null
+  }
+
+  async deleteComputedTrait(id: string): Promise<boolean> {
+    return (await this.computation(id, 'computed_trait')) !== null && (await this.sql.computations.delete(id))
+  }
+
+  async createAudience(input: NewAudience): Promise<Audience | null> {
+    const { name, key, destinationIds, definition, includeAnonymous } = input
+    const row = newComputationRow(
+      'audience',
+      { id: newId('aud'), name, key, destinationIds, now: Date.now() },
+      {
+        tree: definition,
+        includeAnonymous,
+      },
+    )
+    return (await this.sql.computations.insert(row, queueScopeOf(row))) ? toAudience(row) : null
+  }
+
+  async listAudiences(): Promise<Audience[]> {
+    return toComputations(await this.sql.computations.list()).audiences
+  }
+
+  async getAudience(id: string): Promise<Audience | null> {
+    const row = await this.computation(id, 'audience')
+    return row ? toAudience(row) : null
+  }
+
+  async updateAudience(id: string, patch: ComputedTraitPatch): Promise<Audience | null> {
+    return (await this.updateComputation(id, 'audience', patch)) ? this.getAudience(id) : null
+  }
+
+  async deleteAudience(id: string): Promise<boolean> {
+    return (await this.computation(id, 'audience')) !== null && (await this.sql.computations.delete(id))
+  }
+
+  previewAudience(
+    definition: AudienceNode,
+    options: { includeAnonymous: boolean; sampleSize: number },
+  ): Promise<{ size: number; sample: string[] }> {
+    return previewAudience(
+      { ...this.evaluationContext(), page: (afterId, limit) => this.sql.profiles.page(afterId, limit) },
+      definition,
+      options.includeAnonymous,
+      options.sampleSize,
+      Date.now(),
+    )
+  }
+
+  async computationSize(id: string): Promise<number> {
+    return this.sql.computations.size(id)
+  }
+
+  private async computation(id: string, computationClass: ComputationClass): Promise<ComputationRow | null> {
+    const row = await this.sql.computations.get(id)
+    return row?.class === computationClass ? row : null
+  }
+
+  private async updateComputation(
+    id: string,
+    computationClass: ComputationClass,
+    patch: ComputedTraitPatch,
+  ): Promise<boolean> {
+    const row = await this.computation(id, computationClass)
+    if (row === null) return false
+    return this.sql.computations.update(
+      id,
+      {
+        name: patch.name ?? row.name,
+        destination_ids: patch.destinationIds ? JSON.stringify(patch.destinationIds) : row.destination_ids,
+        updated_at: Date.now(),
+      },
+      queueScopeOf(row),
+    )
+  }
+
+  async evaluateComputations(
+    limit = DEFAULT_PROFILE_BATCH,
+    now = Date.now(),
+  ): Promise<{ evaluated: number; deliveriesCreated: number }> {
+    const result = await evaluateQueued(this.evaluationContext(), limit, now)
+    if (result.deliveriesCreated > 0) this.changes.committed('deliveries')
+    return result
+  }
+
+  private evaluationContext(): EvaluationContext {
+    return {
+      sql: this.sql.computations,
+      identitiesOf: (profileIds) => this.sql.profiles.identitiesOf(profileIds),
+      profiles: (profileIds) => this.sql.profiles.profiles(profileIds),
+      destinations: () => this.listDestinations(),
+    }
+  }
+
+  queueWindowEdges(after: number, upTo: number): Promise<number> {
+    return queueWindowEdges(this.sql.computations, after, upTo)
   }
 
   // --- housekeeping ---

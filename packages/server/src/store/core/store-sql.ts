@@ -17,7 +17,9 @@ import type {
   ReplayFilter,
   Store,
 } from '../store.ts'
+import type { ComputationsSql } from './computation-sql.ts'
 import type { SourceBatch } from './ingest-plan.ts'
+import type { ProfilesSql } from './profile-sql.ts'
 import type { NotificationCountRow, RegulationRow, SuppressionRow } from './regulation-rows.ts'
 import type { MinuteRow } from './rollups.ts'
 import type {
@@ -51,6 +53,8 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   regulations: RegulationsSql
   tokens: TokensSql
   rollups: RollupsSql
+  profiles: ProfilesSql
+  computations: ComputationsSql
 
   // The hot statements, one module each.
   /**
@@ -189,7 +193,10 @@ export interface SweepSql {
 export interface SweepStatements {
   /** Up to `limit` messages by pk order, after `afterPk`. */
   messagesAfter(afterPk: number, limit: number): Awaitable<{ pk: number; received_at: number }[]>
-  /** Deletes those of these messages whose deliveries are all final, with them; returns how many went. */
+  /**
+   * Deletes those of these messages whose deliveries are all final and which profiles have consumed
+   * (pk at most the profile cursor's high-water mark), with them; returns how many went.
+   */
   deleteIfFinal(pks: number[]): Awaitable<number>
   /**
    * Deletes up to `limit` dedupe keys received before `before`; returns how many. Only PostgreSQL

@@ -29,11 +29,13 @@ import { PostgresDatabase } from './database.ts'
 import { ChangeChannel } from './notifications.ts'
 import { postgresAttempts } from './sql/attempts.ts'
 import { postgresClaimDeliveries } from './sql/claim-deliveries.ts'
+import { postgresComputations } from './sql/computations.ts'
 import { postgresDeliveries } from './sql/deliveries.ts'
 import { postgresDestinations } from './sql/destinations.ts'
 import { postgresIngest } from './sql/ingest.ts'
 import { postgresMessages } from './sql/messages.ts'
 import { postgresMigrations } from './sql/migrations.ts'
+import { postgresProfiles } from './sql/profiles.ts'
 import { postgresRecordOutcomes } from './sql/record-outcomes.ts'
 import { postgresRegulations } from './sql/regulations.ts'
 import { postgresRollups } from './sql/rollups.ts'
@@ -64,6 +66,8 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     regulations: postgresRegulations(db),
     tokens: postgresTokens(db),
     rollups: postgresRollups(db),
+    profiles: postgresProfiles(db),
+    computations: postgresComputations(db),
     ingest: postgresIngest(db),
     claimDeliveries: postgresClaimDeliveries(db),
     recordOutcomes: postgresRecordOutcomes(db),

@@ -10,11 +10,13 @@ import type { StoreSql } from '../core/store-sql.ts'
 import { SqliteDatabase, type SqliteDatabaseOptions } from './database.ts'
 import { sqliteAttempts } from './sql/attempts.ts'
 import { sqliteClaimDeliveries } from './sql/claim-deliveries.ts'
+import { sqliteComputations } from './sql/computations.ts'
 import { sqliteDeliveries } from './sql/deliveries.ts'
 import { sqliteDestinations } from './sql/destinations.ts'
 import { sqliteIngest } from './sql/ingest.ts'
 import { sqliteMessages } from './sql/messages.ts'
 import { sqliteMigrations } from './sql/migrations.ts'
+import { sqliteProfiles } from './sql/profiles.ts'
 import { sqliteRecordOutcomes } from './sql/record-outcomes.ts'
 import { sqliteRegulations } from './sql/regulations.ts'
 import { sqliteRollups } from './sql/rollups.ts'
@@ -39,6 +41,8 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     regulations: sqliteRegulations(db),
     tokens: sqliteTokens(db),
     rollups: sqliteRollups(db),
+    profiles: sqliteProfiles(db),
+    computations: sqliteComputations(db),
     ingest: sqliteIngest(db),
     claimDeliveries: sqliteClaimDeliveries(db),
     recordOutcomes: sqliteRecordOutcomes(db),

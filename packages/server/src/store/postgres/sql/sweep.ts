@@ -31,6 +31,7 @@ export function postgresSweep(db: PostgresDatabase): SweepSql {
               const { rows } = await client.query<{ n: number }>(
                 `WITH gone AS (
                    DELETE FROM messages m WHERE m.pk = ANY($1::bigint[])
+                   AND m.pk <= (SELECT high_pk FROM profile_cursor)
                    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_pk = m.pk AND d.status IN ('pending', 'retrying'))
                    RETURNING pk),
                  deliveries_gone AS (DELETE FROM deliveries WHERE message_pk IN (SELECT pk FROM gone) RETURNING id),

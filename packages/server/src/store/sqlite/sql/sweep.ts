@@ -20,6 +20,7 @@ export function sqliteSweep(db: SqliteDatabase): SweepSql {
             db
               .sql(
                 `DELETE FROM messages WHERE pk IN (SELECT value FROM json_each(?))
+                 AND pk <= (SELECT high_pk FROM profile_cursor)
                  AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_pk = messages.pk AND d.status IN ('pending', 'retrying'))`,
               )
               .run(JSON.stringify(pks)).changes,

@@ -1,0 +1,270 @@
+// npm run bench -- --only profiles   (or node bench/profiles.ts [--quick])
+// Profiles, computed traits and audiences:
+// 1. Audience creation over 100,000 profiles / 1,000,000 calls: seconds until every member's identify
+//    is enqueued, and the peak RSS of the process doing it (goals ≤ 10 s, ≤ 512 MB).
+// 2. Real-time path: call accepted → membership identify received, p50 / p99 at 1,000 calls/s with 20
+//    audiences and 20 computed traits defined (goals ≤ 50 ms / ≤ 500 ms).
+// 3. Ingest throughput with those 20 + 20 defined ÷ with none (goal ≥ 0.7).
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
+
+const quick = process.argv.includes('--quick')
+const profiles = quick ? 10_000 : 100_000
+const callsPerProfile = 10
+const latencySeconds = quick ? 2 : 10
+const warmupSeconds = 1
+const ingestMs = quick ? 1_500 : 6_000
+const loadGenerator = join(import.meta.dirname, 'lib/load-generator.ts')
+
+interface Started {
+  base: string
+  writeKey: string
+  sourceId: string
+  stop(): Promise<void>
+}
+
+async function startSluice(): Promise<Started> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-profiles-'))
+  const { child, match } = await startProcess(
+    [SLUICE_CLI, 'start'],
+    /listening on (http:\/\/\S+)[\s\S]*curl -u '([^:]+):/,
+    {
+      SLUICE_DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      SLUICE_ADMIN_TOKEN: 'bench',
+      SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    },
+  )
+  const base = match[1]!
+  const sources = (await (
+    await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench' } })
+  ).json()) as {
+    sources: { id: string }[]
+  }
+  return {
+    base,
+    writeKey: match[2]!,
+    sourceId: sources.sources[0]!.id,
+    async stop() {
+      await stop(child)
+      await rm(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+async function api(base: string, path: string, body: unknown): Promise<{ id: string }> {
+  const response = await fetch(`${base}/api/v1${path}`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer bench', 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  if (response.status !== 201) throw new Error(`POST ${path} failed: ${await response.text()}`)
+  return (await response.json()) as { id: string }
+}
+
+/** 20 computed traits and 20 audiences, the last audience (every caller of `Latency`) with `destinationId`. */
+async function defineComputations(base: string, destinationId: string | null): Promise<void> {
+  const kinds = [
+    'count',
+    'sum',
+    'avg',
+    'min',
+    'max',
+    'first',
+    'last',
+    'most_frequent',
+    'unique_list',
+    'unique_list_count',
+  ]
+  for (let i = 0; i < 20; i++) {
+    const kind = kinds[i % kinds.length]!
+    await api(base, '/computed-traits', {
+      name: `Trait ${i}`,
+      kind,
+      event: i % 2 === 0 ? 'Order Completed' : 'Latency',
+      ...(kind === 'count' ? {} : { property: 'total' }),
+      ...(i % 3 === 0 ? { withinDays: 30 } : {}),
+    })
+  }
+  for (let i = 0; i < 19; i++) {
+    await api(base, '/audiences', {
+      name: `Audience ${i}`,
+      definition: {
+        all: [
+          {
+            event: i % 2 === 0 ? 'Order Completed' : 'Latency',
+            count: { op: '>=', value: 1 + (i % 3) },
+            withinDays: 30,
+          },
+          { not: { trait: 'plan', op: '=', value: 'free' } },
+        ],
+      },
+    })
+  }
+  await api(base, '/audiences', {
+    name: 'Latency Callers',
+    definition: { event: 'Latency' },
+    ...(destinationId ? { destinationIds: [destinationId] } : {}),
+  })
+}
+
+async function measureCreation() {
+  const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-audience-'))
+  try {
+    const seed = await runJson<{ seedSeconds: number; consumeSeconds: number }>([
+      join(import.meta.dirname, 'lib/profiles-seed.ts'),
+      dataDir,
+      String(profiles),
+      String(callsPerProfile),
+    ])
+    const created = await runJson<{
+      seconds: number
+      members: number
+      deliveries: number
+      peakRssMb: number
+    }>([join(import.meta.dirname, 'lib/profiles-create.ts'), dataDir])
+    return { ...seed, ...created }
+  } finally {
+    await rm(dataDir, { recursive: true, force: true })
+  }
+}
+
+async function measureLatency() {
+  const received = new Map<string, number>()
+  const receiver = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const at = performance.timeOrigin + performance.now()
+      response.end('ok')
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { userId: string }
+      if (!received.has(body.userId)) received.set(body.userId, at)
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  const port = (receiver.address() as { port: number }).port
+  const sluice = await startSluice()
+  const acked = new Map<string, number>()
+  try {
+    const destination = await api(sluice.base, '/destinations', {
+      name: 'audience receiver',
+      type: 'webhooks',
+      sourceIds: [],
+      settings: { webhooks: [{ url: `http://127.0.0.1:${port}/hook` }], sharedSecret: 'bench-secret' },
+    })
+    await defineComputations(sluice.base, destination.id)
+    // 10 calls every 10 ms = 1,000 calls/s, each by a new user: each makes one user enter the audience.
+    const authorization = `Basic ${Buffer.from(`${sluice.writeKey}:`).toString('base64')}`
+    const sends: Promise<void>[] = []
+    const started = performance.now()
+    for (let tick = 0; tick < (warmupSeconds + latencySeconds) * 100; tick++) {
+      const wait = started + tick * 10 - performance.now()
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+      const batch = Array.from({ length: 10 }, (_, i) => ({
+        type: 'track',
+        userId: `lat-${tick}-${i}`,
+        event: 'Latency',
+        properties: { total: i },
+      }))
+      sends.push(
+        fetch(`${sluice.base}/v1/batch`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: JSON.stringify({ batch }),
+        }).then(async (response) => {
+          await response.arrayBuffer()
+          const at = performance.timeOrigin + performance.now()
+          for (const call of batch) acked.set(call.userId, at)
+        }),
+      )
+    }
+    await Promise.all(sends)
+    const deadline = Date.now() + 30_000
+    while (received.size < acked.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+  } finally {
+    await sluice.stop()
+    receiver.close()
+  }
+  const latencyOf = ([id, at]: [string, number]) =>
+    Math.max(0, (received.get(id) ?? Number.POSITIVE_INFINITY) - at)
+  const steady = [...acked].filter(([id]) => Number(id.split('-')[1]) >= warmupSeconds * 100).map(latencyOf)
+  const percentile = (q: number) =>
+    [...steady].sort((a, b) => a - b)[Math.min(steady.length - 1, Math.floor(q * steady.length))]!
+  return {
+    p50: percentile(0.5),
+    p99: percentile(0.99),
+    count: steady.length,
+    missing: acked.size - received.size,
+  }
+}
+
+async function measureIngest(withComputations: boolean): Promise<number> {
+  const sluice = await startSluice()
+  try {
+    if (withComputations) await defineComputations(sluice.base, null)
+    const url = `${sluice.base}/v1/batch`
+    await runJson([loadGenerator, url, sluice.writeKey, '20', '32', '500'])
+    const load = await runJson<{ eventsPerSecond: number }>([
+      loadGenerator,
+      url,
+      sluice.writeKey,
+      '20',
+      '32',
+      String(ingestMs),
+    ])
+    return load.eventsPerSecond
+  } finally {
+    await sluice.stop()
+  }
+}
+
+const creation = await measureCreation()
+const latency = await measureLatency()
+const ingestNone = await measureIngest(false)
+const ingestWith = await measureIngest(true)
+const ingestRatio = ingestWith / ingestNone
+const result = {
+  scenario: 'profiles',
+  quick,
+  machine: machine(),
+  creation: { profiles, calls: profiles * callsPerProfile, ...creation },
+  latency: {
+    callsPerSecond: 1_000,
+    seconds: latencySeconds,
+    p50Ms: Number(latency.p50.toFixed(1)),
+    p99Ms: Number(latency.p99.toFixed(1)),
+    calls: latency.count,
+    missing: latency.missing,
+  },
+  ingest: {
+    withNoneEventsPerSecond: Math.round(ingestNone),
+    with20And20EventsPerSecond: Math.round(ingestWith),
+    ratio: Number(ingestRatio.toFixed(3)),
+  },
+  goals: { creationSeconds: 10, peakRssMb: 512, p50Ms: 50, p99Ms: 500, ingestRatio: 0.7 },
+}
+const mark = (ok: boolean) => (ok ? 'pass' : 'short')
+console.log(
+  [
+    `Profiles benchmark (${result.machine.cpus} CPU cores, ${result.machine.model}, Node ${result.machine.node}${quick ? ', quick' : ''})`,
+    '',
+    '| Figure | value | goal |',
+    '|---|---:|---|',
+    `| Audience creation over ${profiles.toLocaleString('en')} profiles / ${(profiles * callsPerProfile).toLocaleString('en')} calls: every member's identify enqueued (${creation.members.toLocaleString('en')} members) | ${creation.seconds} s | ≤ 10 s ${mark(creation.seconds <= 10)} |`,
+    `| Peak RSS of that process | ${creation.peakRssMb} MB | ≤ 512 MB ${mark(creation.peakRssMb <= 512)} |`,
+    `| Call accepted → membership identify received, p50 at 1,000 calls/s (20 audiences, 20 computed traits) | ${result.latency.p50Ms} ms | ≤ 50 ms ${mark(latency.p50 <= 50)} |`,
+    `| The same, p99 | ${result.latency.p99Ms} ms | ≤ 500 ms ${mark(latency.p99 <= 500)} |`,
+    `| Ingest events/s with 20 + 20 defined ÷ with none (${result.ingest.with20And20EventsPerSecond} / ${result.ingest.withNoneEventsPerSecond}) | ${result.ingest.ratio} | ≥ 0.7 ${mark(ingestRatio >= 0.7)} |`,
+    '',
+    `Seeding (not measured against a goal): ${creation.seedSeconds} s to store the calls, ${creation.consumeSeconds} s for the profile worker to consume them.`,
+  ].join('\n'),
+)
+await mkdir(join(import.meta.dirname, 'results'), { recursive: true })
+await writeFile(
+  join(import.meta.dirname, 'results', quick ? 'profiles.quick.json' : 'profiles.json'),
+  `${JSON.stringify(result, null, 2)}\n`,
+)

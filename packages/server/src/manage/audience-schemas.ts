@@ -1,0 +1,161 @@
+/**
+ * JSON Schemas of the audience routes, and the types derived from them. The definition tree is
+ * described here and checked in depth by the domain (audiences.ts), whose 400 names the node at fault.
+ */
+import {
+  ADMIN_SECURITY,
+  commonErrors,
+  deleted,
+  errorResponse,
+  idParams,
+  nullableTimestamp,
+  type ResponseShape,
+  resourceName,
+  timestamp,
+  withNotFound,
+} from './common-schemas.ts'
+
+const definition = {
+  type: 'object',
+  additionalProperties: true,
+  description:
+    'A tree: `{"all": [...]}`, `{"any": [...]}`, `{"not": {...}}`, or a leaf: `{"event": "Order Completed", "where"?: [...], "count"?: {"op": ">=", "value": 1}, "withinDays"?: 30}`, `{"trait": "plan", "op": "=", "value": "pro"}`, `{"computedTrait": "orders_last_30_days", "op": ">=", "value": 3}`, `{"audience": "other_key"}`.',
+} as const
+
+const destinationIds = {
+  type: 'array',
+  items: { type: 'string' },
+  description: 'Destinations that receive identify calls `{key: true}` on entry and `{key: false}` on exit.',
+} as const
+
+const includeAnonymous = {
+  type: 'boolean',
+  description: 'Also sync members without a userId (`userId: null` and their anonymousId). Default false.',
+} as const
+
+const audience = {
+  type: 'object',
+  required: [
+    'id',
+    'name',
+    'key',
+    'definition',
+    'destinationIds',
+    'includeAnonymous',
+    'status',
+    'size',
+    'lastSyncAt',
+    'createdAt',
+    'updatedAt',
+  ],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    key: {
+      type: 'string',
+      description: 'The snake_cased name at creation: the trait receivers get. Never changes.',
+    },
+    definition,
+    destinationIds,
+    includeAnonymous,
+    status: {
+      type: 'string',
+      enum: ['computing', 'live'],
+      description: '`computing` while memberships over existing history are computed, then `live`.',
+    },
+    size: { type: 'integer', description: 'Current members.' },
+    lastSyncAt: { ...nullableTimestamp, description: 'When an identify for it was last enqueued.' },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+} as const
+
+export type AudienceView = ResponseShape<typeof audience>
+
+const tags = ['Audiences']
+const audienceIdParams = {
+  ...idParams,
+  properties: { id: { type: 'string', description: 'The audience id, `aud_…`.' } },
+} as const
+
+export const createAudienceSchema = {
+  tags,
+  summary: 'Create an audience',
+  description:
+    'Computes membership over existing history (status `computing`, then `live`) and keeps it current. Each destination gets one identify `{key: true}` per member, then `true` on entry and `false` on exit.',
+  security: ADMIN_SECURITY,
+  body: {
+    type: 'object',
+    required: ['name', 'definition'],
+    additionalProperties: false,
+    properties: { name: resourceName, definition, destinationIds, includeAnonymous },
+  },
+  response: { 201: { ...audience, description: 'The new audience.' }, ...commonErrors, 409: errorResponse },
+} as const
+
+export const previewAudienceSchema = {
+  tags,
+  summary: 'Preview an audience definition',
+  description: 'How many profiles it holds for now and a sample of their ids. Nothing is saved.',
+  security: ADMIN_SECURITY,
+  body: {
+    type: 'object',
+    required: ['definition'],
+    additionalProperties: false,
+    properties: { definition, includeAnonymous },
+  },
+  response: {
+    200: {
+      description: 'Size and sample.',
+      type: 'object',
+      required: ['size', 'sample'],
+      properties: {
+        size: { type: 'integer' },
+        sample: { type: 'array', items: { type: 'string' }, description: 'Up to 20 profile ids.' },
+      },
+    },
+    ...commonErrors,
+  },
+} as const
+
+export const listAudiencesSchema = {
+  tags,
+  summary: 'List audiences',
+  security: ADMIN_SECURITY,
+  response: {
+    200: {
+      description: 'Every audience, oldest first.',
+      type: 'object',
+      required: ['audiences'],
+      properties: { audiences: { type: 'array', items: audience } },
+    },
+    401: errorResponse,
+  },
+} as const
+
+export const getAudienceSchema = {
+  tags,
+  summary: 'Get an audience, its status and size',
+  security: ADMIN_SECURITY,
+  params: audienceIdParams,
+  response: { 200: { ...audience, description: 'The audience.' }, ...withNotFound },
+} as const
+
+export const updateAudienceSchema = {
+  tags,
+  summary: 'Rename an audience or change its destinations',
+  description: 'The key and definition never change. A destination added receives one `true` per member.',
+  security: ADMIN_SECURITY,
+  params: audienceIdParams,
+  body: { type: 'object', additionalProperties: false, properties: { name: resourceName, destinationIds } },
+  response: { 200: { ...audience, description: 'The audience as updated.' }, ...withNotFound },
+} as const
+
+export const deleteAudienceSchema = {
+  tags,
+  summary: 'Delete an audience',
+  description: 'With its memberships. Nothing is sent to destinations.',
+  security: ADMIN_SECURITY,
+  params: audienceIdParams,
+  response: { 204: deleted, ...withNotFound },
+} as const

@@ -1,0 +1,106 @@
+/**
+ * What each backend provides for computed traits and audiences (`sqlite/sql/computations.ts`,
+ * `postgres/sql/computations.ts`): definitions, the dirty-profile queue, current values, the last value
+ * sent per destination, and one transaction that applies an evaluation together with the sync
+ * deliveries it decided. The evaluation itself is the core's (computations.ts).
+ */
+import type { ProfileEventRow } from './profile-sql.ts'
+
+/** SQLite answers synchronously, PostgreSQL asynchronously (as in store-sql.ts). */
+type Awaitable<T> = T | Promise<T>
+
+/** Sync messages are stored under this (disabled, hidden) source; see 004_profiles.sql. */
+export const COMPUTED_SOURCE_ID = 'src_sluice_computed'
+
+export type ComputationClass = 'computed_trait' | 'audience'
+
+/** A computed trait or an audience. */
+export interface ComputationRow {
+  id: string
+  class: ComputationClass
+  name: string
+  key: string
+  /** JSON, per class. */
+  definition: string
+  /** JSON array. */
+  destination_ids: string
+  status: string
+  last_sync_at: number | null
+  created_at: number
+  updated_at: number
+}
+
+/** Which profiles a new or changed computation queues: those with a call of one event, or all. */
+export type QueueScope = { event: string } | 'all'
+
+export interface DirtyRow {
+  profile_id: string
+  seq: number
+}
+
+export interface ValueRow {
+  computation_id: string
+  profile_id: string
+  /** JSON. */
+  value: string
+}
+
+export interface SentRow extends ValueRow {
+  destination_id: string
+}
+
+/** A stored identify carrying a computed value, with a delivery to each of `destination_ids`. */
+export interface SyncMessageRow {
+  computation_id: string
+  message_id: string
+  payload: string
+  destination_ids: string[]
+}
+
+export interface EvaluationWrites {
+  /**
+   * The queue entries evaluated. If any is gone or has a newer seq (another process evaluated it, or
+   * a new call marked it again), nothing is written and `apply` answers false.
+   */
+  done: DirtyRow[]
+  setValues: ValueRow[]
+  clearValues: { computation_id: string; profile_id: string }[]
+  sent: SentRow[]
+  /** Each also sets its computation's last_sync_at to `now`. */
+  messages: SyncMessageRow[]
+  now: number
+}
+
+/** Thrown inside `apply` to roll its transaction back when the evaluation is stale; `apply` answers false. */
+export class StaleEvaluation extends Error {}
+
+export interface ComputationsSql {
+  /** Oldest first. */
+  list(): Awaitable<ComputationRow[]>
+  get(id: string): Awaitable<ComputationRow | undefined>
+  /** Inserts it and queues `queue`'s profiles (the backfill), in one transaction. False when the key is taken. */
+  insert(row: ComputationRow, queue: QueueScope): Awaitable<boolean>
+  /** Name and destinations, and queues `queue`'s profiles again (a new destination gets every value). */
+  update(
+    id: string,
+    change: { name: string; destination_ids: string; updated_at: number },
+    queue: QueueScope,
+  ): Awaitable<boolean>
+  /** The computation with its values and sent state. */
+  delete(id: string): Awaitable<boolean>
+  /** Computations whose backfill queue has drained become live. */
+  markLive(ids: string[]): Awaitable<void>
+  /** How many profiles have a value (for an audience: members). */
+  size(id: string): Awaitable<number>
+  /** Queues these profiles (again). */
+  markDirty(profileIds: string[]): Awaitable<void>
+  /** Profiles with a call of `event` timestamped in (`after`, `upTo`]: those a window edge passed. */
+  profilesWithEventsBetween(event: string, after: number, upTo: number): Awaitable<string[]>
+  /** Up to `limit` queued profiles. */
+  dirty(limit: number): Awaitable<DirtyRow[]>
+  /** The calls of these profiles whose event is one of `events`. */
+  eventsOf(profileIds: string[], events: string[]): Awaitable<ProfileEventRow[]>
+  values(profileIds: string[]): Awaitable<ValueRow[]>
+  sent(profileIds: string[]): Awaitable<SentRow[]>
+  apply(writes: EvaluationWrites): Awaitable<boolean>
+}

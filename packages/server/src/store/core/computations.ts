@@ -1,0 +1,408 @@
+/**
+ * Computed traits and audiences in the store core: definitions ⇄ rows, and the evaluation step that
+ * turns queued (dirty) profiles into current values, memberships and sync deliveries. Each step reads
+ * the queue entries, the profiles' calls, traits, values and what was last sent, decides, and commits
+ * all of it — values, last-sent state, the identify messages and their deliveries, the queue entries'
+ * removal — in one transaction. A crash before the commit leaves the queue entries to be evaluated
+ * again; after it, nothing is left to send twice.
+ */
+import { randomUUID } from 'node:crypto'
+import { type Audience, type AudienceNode, eventLeaves } from '../../domain/audiences.ts'
+import type { ComputedTrait } from '../../domain/computed-traits.ts'
+import type { Destination } from '../../domain/destinations.ts'
+import { MembershipEvaluator } from '../../profile/audience-membership.ts'
+import { type CallFacts, computeTraitValue } from '../../profile/computed-value.ts'
+import type {
+  ComputationClass,
+  ComputationRow,
+  ComputationsSql,
+  EvaluationWrites,
+  QueueScope,
+} from './computation-sql.ts'
+import type { IdentityKind, IdentityRow, ProfileEventRow, ProfileRow } from './profile-sql.ts'
+
+type TraitDefinition = Pick<ComputedTrait, 'kind' | 'event' | 'property' | 'where' | 'withinDays'>
+type AudienceDefinition = { tree: AudienceNode; includeAnonymous: boolean }
+
+/** Every computation, split by class. */
+export interface Computations {
+  traits: ComputedTrait[]
+  audiences: Audience[]
+}
+
+export function toComputations(rows: ComputationRow[]): Computations {
+  return {
+    traits: rows.filter((row) => row.class === 'computed_trait').map(toComputedTrait),
+    audiences: rows.filter((row) => row.class === 'audience').map(toAudience),
+  }
+}
+
+export function toComputedTrait(row: ComputationRow): ComputedTrait {
+  const definition = JSON.parse(row.definition) as TraitDefinition
+  return {
+    id: row.id,
+    name: row.name,
+    key: row.key,
+    ...definition,
+    destinationIds: JSON.parse(row.destination_ids) as string[],
+    status: row.status as ComputedTrait['status'],
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+export function toAudience(row: ComputationRow): Audience {
+  const definition = JSON.parse(row.definition) as AudienceDefinition
+  return {
+    id: row.id,
+    name: row.name,
+    key: row.key,
+    definition: definition.tree,
+    includeAnonymous: definition.includeAnonymous,
+    destinationIds: JSON.parse(row.destination_ids) as string[],
+    status: row.status as Audience['status'],
+    lastSyncAt: row.last_sync_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+/** A new computation's row: `definition` is the class's own part. */
+export function newComputationRow(
+  computationClass: ComputationClass,
+  base: { id: string; name: string; key: string; destinationIds: string[]; now: number },
+  definition: TraitDefinition | AudienceDefinition,
+): ComputationRow {
+  return {
+    id: base.id,
+    class: computationClass,
+    name: base.name,
+    key: base.key,
+    definition: JSON.stringify(definition),
+    destination_ids: JSON.stringify(base.destinationIds),
+    status: 'computing',
+    last_sync_at: null,
+    created_at: base.now,
+    updated_at: base.now,
+  }
+}
+
+/** The profiles a computation's backfill (and a destination added to it) must evaluate. */
+export function queueScopeOf(row: ComputationRow): QueueScope {
+  // An audience may hold for profiles that never made any event (a `not`, a trait): all of them.
+  return row.class === 'computed_trait'
+    ? { event: (JSON.parse(row.definition) as TraitDefinition).event }
+    : 'all'
+}
+
+/** What a batch of calls must queue a profile for: calls of these events, identify calls, merges. */
+export function relevance(computations: Computations): { events: Set<string>; identifies: boolean } {
+  const definitions = audienceDefinitions(computations.audiences)
+  const events = new Set(computations.traits.map((trait) => trait.event))
+  for (const audience of computations.audiences) {
+    for (const leaf of eventLeaves(audience.definition, definitions)) events.add(leaf.event)
+  }
+  // Audiences read traits (and trait values change with identify calls).
+  return { events, identifies: computations.audiences.length > 0 }
+}
+
+/** What an evaluation step needs besides the computation SQL. */
+export interface EvaluationContext {
+  sql: ComputationsSql
+  identitiesOf(profileIds: string[]): Promise<IdentityRow[]> | IdentityRow[]
+  profiles(profileIds: string[]): Promise<ProfileRow[]> | ProfileRow[]
+  destinations(): Promise<Destination[]>
+}
+
+export interface EvaluationResult {
+  /** Queue entries evaluated (0: none queued, or another process took them first). */
+  evaluated: number
+  deliveriesCreated: number
+}
+
+/** The id of a kind that speaks for a profile in sync messages: the most recently linked, or null. */
+export function speakingId(identities: IdentityRow[], kind: IdentityKind): string | null {
+  let best: IdentityRow | null = null
+  for (const identity of identities) {
+    if (identity.kind !== kind) continue
+    if (
+      best === null ||
+      identity.linked_at > best.linked_at ||
+      (identity.linked_at === best.linked_at && identity.value < best.value)
+    ) {
+      best = identity
+    }
+  }
+  return best?.value ?? null
+}
+
+export async function evaluateQueued(
+  context: EvaluationContext,
+  limit: number,
+  now: number,
+): Promise<EvaluationResult> {
+  const { sql } = context
+  const dirty = await sql.dirty(limit)
+  const rows = await sql.list()
+  if (dirty.length === 0) {
+    const computing = rows.filter((row) => row.status === 'computing').map((row) => row.id)
+    if (computing.length > 0) await sql.markLive(computing)
+    return { evaluated: 0, deliveriesCreated: 0 }
+  }
+  const computations = toComputations(rows)
+  const profileIds = dirty.map((row) => row.profile_id)
+  const events = [...relevance(computations).events]
+  const callsOf = groupBy(
+    events.length === 0 ? [] : await sql.eventsOf(profileIds, events),
+    (row) => row.profile_id,
+  )
+  const identitiesOf = groupBy(await context.identitiesOf(profileIds), (row) => row.profile_id)
+  const traitsOf = new Map(
+    (await context.profiles(profileIds)).map((row) => [row.id, JSON.parse(row.traits)]),
+  )
+  const values = new Map(
+    (await sql.values(profileIds)).map((row) => [`${row.computation_id} ${row.profile_id}`, row.value]),
+  )
+  const sent = new Map(
+    (await sql.sent(profileIds)).map((row) => [
+      `${row.computation_id} ${row.destination_id} ${row.profile_id}`,
+      row.value,
+    ]),
+  )
+  const enabled = new Set((await context.destinations()).filter((d) => d.enabled).map((d) => d.id))
+  const plan = new EvaluationPlan(dirty, now, values, sent, enabled)
+  const definitions = audienceDefinitions(computations.audiences)
+  for (const profileId of profileIds) {
+    const identities = identitiesOf.get(profileId) ?? []
+    const traits = traitsOf.get(profileId) as Record<string, unknown> | undefined
+    // A profile merged away or erased since it was queued has nothing left to compute.
+    if (identities.length === 0 || traits === undefined) continue
+    const calls = (callsOf.get(profileId) ?? []).map(toCallFacts)
+    const speaker = {
+      userId: speakingId(identities, 'user'),
+      anonymousId: speakingId(identities, 'anonymous'),
+    }
+    const computed: Record<string, unknown> = {}
+    for (const trait of computations.traits) {
+      // No value at all for a profile that never made the trait's event (rather than, say, a count of 0).
+      const value = calls.some((call) => call.event === trait.event)
+        ? computeTraitValue(trait, calls, now)
+        : null
+      if (value !== null) computed[trait.key] = value
+      // Computed traits are sent for identified users only.
+      plan.decide({
+        computation: trait,
+        computationClass: 'computed_trait',
+        profileId,
+        value,
+        speaker: speaker.userId === null ? null : speaker,
+      })
+    }
+    const memberships = new MembershipEvaluator({ calls, traits, computed }, now, definitions)
+    for (const audience of computations.audiences) {
+      const member = memberships.memberOf(audience.key)
+      const speaks = speaker.userId !== null || (audience.includeAnonymous && speaker.anonymousId !== null)
+      plan.decide({
+        computation: audience,
+        computationClass: 'audience',
+        profileId,
+        value: member ? true : null,
+        sentValue: member,
+        speaker: speaks ? speaker : null,
+      })
+    }
+  }
+  if (!(await sql.apply(plan.writes))) return { evaluated: 0, deliveriesCreated: 0 }
+  return {
+    evaluated: dirty.length,
+    deliveriesCreated: plan.writes.messages.reduce(
+      (total, message) => total + message.destination_ids.length,
+      0,
+    ),
+  }
+}
+
+interface Decision {
+  computation: ComputedTrait | Audience
+  computationClass: ComputationClass
+  profileId: string
+  /** The stored value; null: none (for an audience: not a member). */
+  value: unknown
+  /** What a destination is told; default `value`. For an audience: true or false. */
+  sentValue?: unknown
+  /** Who the identify speaks for; null: nothing is sent for this profile. */
+  speaker: { userId: string | null; anonymousId: string | null } | null
+}
+
+/** Collects one evaluation step's writes: changed values, and an identify per destination that needs one. */
+class EvaluationPlan {
+  readonly writes: EvaluationWrites
+  private readonly values: Map<string, string>
+  private readonly sent: Map<string, string>
+  private readonly enabled: Set<string>
+
+  constructor(
+    done: EvaluationWrites['done'],
+    now: number,
+    values: Map<string, string>,
+    sent: Map<string, string>,
+    enabled: Set<string>,
+  ) {
+    this.writes = { done, setValues: [], clearValues: [], sent: [], messages: [], now }
+    this.values = values
+    this.sent = sent
+    this.enabled = enabled
+  }
+
+  decide({ computation, computationClass, profileId, value, sentValue = value, speaker }: Decision): void {
+    const id = computation.id
+    const valueText = value === null ? null : JSON.stringify(value)
+    if (valueText !== (this.values.get(`${id} ${profileId}`) ?? null)) {
+      if (valueText === null) this.writes.clearValues.push({ computation_id: id, profile_id: profileId })
+      else this.writes.setValues.push({ computation_id: id, profile_id: profileId, value: valueText })
+    }
+    if (speaker === null) return
+    const sentText = JSON.stringify(sentValue)
+    // Nothing was sent yet: only a value (for an audience, membership) is worth a first identify.
+    const first = value !== null
+    const to = computation.destinationIds.filter((destinationId) => {
+      const last = this.sent.get(`${id} ${destinationId} ${profileId}`)
+      return this.enabled.has(destinationId) && (last === undefined ? first : last !== sentText)
+    })
+    if (to.length === 0) return
+    const messageId = randomUUID()
+    const at = new Date(this.writes.now).toISOString()
+    const payload = {
+      type: 'identify',
+      userId: speaker.userId,
+      ...(speaker.userId === null ? { anonymousId: speaker.anonymousId } : {}),
+      traits: { [computation.key]: sentValue },
+      context: {
+        personas: {
+          computation_class: computationClass,
+          computation_id: id,
+          computation_key: computation.key,
+        },
+        library: { name: 'sluice-personas', version: '1' },
+      },
+      messageId,
+      timestamp: at,
+      originalTimestamp: at,
+      receivedAt: at,
+      sentAt: at,
+    }
+    this.writes.messages.push({
+      computation_id: id,
+      message_id: messageId,
+      payload: JSON.stringify(payload),
+      destination_ids: to,
+    })
+    for (const destinationId of to) {
+      this.writes.sent.push({
+        computation_id: id,
+        destination_id: destinationId,
+        profile_id: profileId,
+        value: sentText,
+      })
+    }
+  }
+}
+
+/**
+ * Queues the profiles a time window's edge passed between `after` and `upTo`: their oldest calls may
+ * have left a computed trait's or an audience condition's window. Returns how many were queued.
+ */
+export async function queueWindowEdges(sql: ComputationsSql, after: number, upTo: number): Promise<number> {
+  const DAY_MS = 86_400_000
+  const computations = toComputations(await sql.list())
+  const definitions = audienceDefinitions(computations.audiences)
+  const windows = [
+    ...computations.traits.map((trait) => ({ event: trait.event, withinDays: trait.withinDays })),
+    ...computations.audiences.flatMap((audience) => eventLeaves(audience.definition, definitions)),
+  ]
+  const queued = new Set<string>()
+  for (const { event, withinDays } of windows) {
+    if (withinDays === null) continue
+    const window = withinDays * DAY_MS
+    for (const id of await sql.profilesWithEventsBetween(event, after - window, upTo - window)) queued.add(id)
+  }
+  if (queued.size > 0) await sql.markDirty([...queued])
+  return queued.size
+}
+
+function audienceDefinitions(audiences: Audience[]): Map<string, AudienceNode> {
+  return new Map(audiences.map((audience) => [audience.key, audience.definition]))
+}
+
+function toCallFacts(row: ProfileEventRow): CallFacts {
+  return {
+    seq: row.message_pk,
+    event: row.event,
+    timestamp: row.occurred_at,
+    properties: JSON.parse(row.properties) as Record<string, unknown>,
+  }
+}
+
+function groupBy<T>(rows: T[], keyOf: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>()
+  for (const row of rows) {
+    const group = groups.get(keyOf(row))
+    if (group) group.push(row)
+    else groups.set(keyOf(row), [row])
+  }
+  return groups
+}
+
+/** How many profiles a definition holds for right now, and the first few of them; nothing is saved. */
+export async function previewAudience(
+  context: EvaluationContext & {
+    page(afterId: string | null, limit: number): Promise<ProfileRow[]> | ProfileRow[]
+  },
+  tree: AudienceNode,
+  includeAnonymous: boolean,
+  sampleSize: number,
+  now: number,
+): Promise<{ size: number; sample: string[] }> {
+  const computations = toComputations(await context.sql.list())
+  const definitions = audienceDefinitions(computations.audiences)
+  const events = [...new Set(eventLeaves(tree, definitions).map((leaf) => leaf.event))]
+  for (const audience of computations.audiences) {
+    for (const leaf of eventLeaves(audience.definition, definitions))
+      if (!events.includes(leaf.event)) events.push(leaf.event)
+  }
+  const keys = new Map(computations.traits.map((trait) => [trait.id, trait.key]))
+  let size = 0
+  const sample: string[] = []
+  for (let afterId: string | null = null; ; ) {
+    const profiles = await context.page(afterId, PREVIEW_PAGE)
+    if (profiles.length === 0) return { size, sample }
+    afterId = profiles.at(-1)!.id
+    const ids = profiles.map((profile) => profile.id)
+    const callsOf = groupBy(
+      events.length === 0 ? [] : await context.sql.eventsOf(ids, events),
+      (row) => row.profile_id,
+    )
+    const identitiesOf = groupBy(await context.identitiesOf(ids), (row) => row.profile_id)
+    const valuesOf = groupBy(await context.sql.values(ids), (row) => row.profile_id)
+    for (const profile of profiles) {
+      const identities = identitiesOf.get(profile.id) ?? []
+      if (!includeAnonymous && speakingId(identities, 'user') === null) continue
+      const computed: Record<string, unknown> = {}
+      for (const value of valuesOf.get(profile.id) ?? []) {
+        const key = keys.get(value.computation_id)
+        if (key !== undefined) computed[key] = JSON.parse(value.value)
+      }
+      const facts = {
+        calls: (callsOf.get(profile.id) ?? []).map(toCallFacts),
+        traits: JSON.parse(profile.traits),
+        computed,
+      }
+      if (!new MembershipEvaluator(facts, now, definitions).holds(tree)) continue
+      size++
+      if (sample.length < sampleSize) sample.push(profile.id)
+    }
+  }
+}
+
+/** Profiles read per page by a preview. */
+const PREVIEW_PAGE = 1_000

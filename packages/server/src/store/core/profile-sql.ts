@@ -1,0 +1,102 @@
+/**
+ * What each backend provides for profiles (`sqlite/sql/profiles.ts`, `postgres/sql/profiles.ts`): rows
+ * in and out, and one transaction that applies a whole batch (profile-batch.ts plans it) together with
+ * the profile cursor. Everything else — consuming messages in order, identity resolution, merges,
+ * trait precedence — is the core's (profiles.ts).
+ */
+
+import type { MessageRow } from './rows.ts'
+
+/** SQLite answers synchronously, PostgreSQL asynchronously (as in store-sql.ts). */
+type Awaitable<T> = T | Promise<T>
+
+export type IdentityKind = 'user' | 'anonymous'
+
+export interface ProfileCursorRow {
+  /** Every message with a pk up to here is consumed, except those in `gaps`. */
+  high_pk: number
+  /** JSON `[[fromPk, toPk, seenAt], …]`: pk ranges skipped because nothing was committed there yet. */
+  gaps: string
+  /** Bumped by every write to profiles (batches, erasure). */
+  version: number
+}
+
+export interface ProfileRow {
+  id: string
+  /** JSON object. */
+  traits: string
+  /** JSON object: trait → timestamp (ms) of the call that set it. */
+  trait_times: string
+  first_seen_at: number
+  last_seen_at: number
+}
+
+export interface IdentityRow {
+  kind: IdentityKind
+  value: string
+  profile_id: string
+  /** Timestamp (ms) of the call that linked it. */
+  linked_at: number
+}
+
+export interface ProfileEventRow {
+  message_pk: number
+  profile_id: string
+  source_id: string
+  message_id: string
+  type: string
+  event: string | null
+  occurred_at: number
+  /** JSON object. */
+  properties: string
+}
+
+/**
+ * A profile merged into another: its identities, events and old merges move to `into_id`; it goes, with
+ * its computed values, sent state and queue entry (the survivor is evaluated again).
+ */
+export interface MergeRow {
+  from_id: string
+  into_id: string
+}
+
+/** One batch's changes, applied in one transaction. */
+export interface ProfileWrites {
+  /** The cursor after the batch; the batch applies only if the cursor's version is still `readVersion`. */
+  cursor: { highPk: number; gaps: string; readVersion: number }
+  /** Applied first, in order. */
+  merges: MergeRow[]
+  /** Inserted or replaced (after the merges). */
+  profiles: ProfileRow[]
+  /** Inserted or moved to their profile. */
+  identities: IdentityRow[]
+  /** Inserted; a message already recorded is left as it is. */
+  events: ProfileEventRow[]
+  /** Profiles whose computed traits must be evaluated again (queued in profile_dirty). */
+  dirty: string[]
+}
+
+export interface ProfilesSql {
+  cursor(): Awaitable<ProfileCursorRow>
+  /** Messages with `afterPk` < pk ≤ `upToPk` (no upper bound when null), by pk, at most `limit`. */
+  messages(afterPk: number, upToPk: number | null, limit: number): Awaitable<MessageRow[]>
+  /** The identities of one kind among `values`. */
+  identities(kind: IdentityKind, values: string[]): Awaitable<IdentityRow[]>
+  /** Every identity of these profiles. */
+  identitiesOf(profileIds: string[]): Awaitable<IdentityRow[]>
+  profiles(ids: string[]): Awaitable<ProfileRow[]>
+  /** Up to `limit` profiles with ids after `afterId` (from the first when null), by id. */
+  page(afterId: string | null, limit: number): Awaitable<ProfileRow[]>
+  /** The profile's id, or the id it was merged into, or undefined. */
+  resolve(id: string): Awaitable<string | undefined>
+  /** False (and nothing written) when the cursor's version moved since it was read. */
+  apply(writes: ProfileWrites): Awaitable<boolean>
+  /** Newest first, pks below `beforePk` when given. */
+  events(profileId: string, limit: number, beforePk: number | null): Awaitable<ProfileEventRow[]>
+  /**
+   * Deletes the profiles holding one of these userIds (only those with a call from one of `sourceIds`,
+   * when given) with their identities, events, merges, computed values, sent state and queue entries,
+   * and bumps the cursor's version; how many. Nothing is sent for them.
+   */
+  erase(userIds: string[], sourceIds: string[] | null): Awaitable<number>
+}

@@ -1,0 +1,197 @@
+import type { PoolClient } from 'pg'
+import {
+  COMPUTED_SOURCE_ID,
+  type ComputationRow,
+  type ComputationsSql,
+  type DirtyRow,
+  type EvaluationWrites,
+  type QueueScope,
+  type SentRow,
+  StaleEvaluation,
+  type ValueRow,
+} from '../../core/computation-sql.ts'
+import type { ProfileEventRow } from '../../core/profile-sql.ts'
+import { pgText } from '../connection.ts'
+import type { PostgresDatabase } from '../database.ts'
+
+const REQUEUE = 'ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1'
+
+/** Queues the profiles a computation's backfill covers. */
+async function queue(client: PoolClient, scope: QueueScope): Promise<void> {
+  if (scope === 'all') {
+    await client.query(`INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles ${REQUEUE}`)
+  } else {
+    await client.query(
+      `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT profile_id, 1 FROM profile_events WHERE event = $1 ${REQUEUE}`,
+      [pgText(scope.event)],
+    )
+  }
+}
+
+/**
+ * Computed traits on PostgreSQL. Several processes may evaluate the same queued profile; the queue
+ * entry's delete, first in the transaction, lets one commit (the other waits on the row lock, finds the
+ * entry gone and rolls back), so a value is never sent twice.
+ */
+export function postgresComputations(db: PostgresDatabase): ComputationsSql {
+  const byProfiles = <Row extends object>(table: string, profileIds: string[]) =>
+    db.query<Row & Record<string, unknown>>(`SELECT * FROM ${table} WHERE profile_id = ANY($1::text[])`, [
+      profileIds,
+    ])
+  return {
+    list: () => db.query<ComputationRow>('SELECT * FROM computations ORDER BY created_at, id'),
+    get: async (id) =>
+      (await db.query<ComputationRow>('SELECT * FROM computations WHERE id = $1', [pgText(id)]))[0],
+    insert: (row, scope) =>
+      db.transaction(async (client) => {
+        const inserted = await client.query(
+          `INSERT INTO computations (id, class, name, key, definition, destination_ids, status, last_sync_at,
+             created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+           ON CONFLICT (key) DO NOTHING`,
+          [
+            row.id,
+            row.class,
+            pgText(row.name),
+            row.key,
+            pgText(row.definition),
+            row.destination_ids,
+            row.status,
+            row.last_sync_at,
+            row.created_at,
+            row.updated_at,
+          ],
+        )
+        if ((inserted.rowCount ?? 0) === 0) return false
+        await queue(client, scope)
+        return true
+      }),
+    update: (id, change, scope) =>
+      db.transaction(async (client) => {
+        const updated = await client.query(
+          'UPDATE computations SET name = $2, destination_ids = $3, updated_at = $4 WHERE id = $1',
+          [pgText(id), pgText(change.name), change.destination_ids, change.updated_at],
+        )
+        if ((updated.rowCount ?? 0) === 0) return false
+        await queue(client, scope)
+        return true
+      }),
+    delete: async (id) =>
+      (
+        await db.query<{ n: number }>(
+          `WITH v AS (DELETE FROM computed_values WHERE computation_id = $1),
+             s AS (DELETE FROM computed_sent WHERE computation_id = $1),
+             c AS (DELETE FROM computations WHERE id = $1 RETURNING 1)
+           SELECT count(*)::int AS n FROM c`,
+          [pgText(id)],
+        )
+      )[0]!.n > 0,
+    async markLive(ids) {
+      await db.run(
+        "UPDATE computations SET status = 'live' WHERE status = 'computing' AND id = ANY($1::text[])",
+        [ids],
+      )
+    },
+    size: async (id) =>
+      (
+        await db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM computed_values WHERE computation_id = $1',
+          [pgText(id)],
+        )
+      )[0]!.n,
+    async markDirty(profileIds) {
+      await db.run(
+        `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT unnest($1::text[]), 1
+         ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1`,
+        [profileIds],
+      )
+    },
+    profilesWithEventsBetween: async (event, after, upTo) =>
+      (
+        await db.query<{ profile_id: string }>(
+          'SELECT DISTINCT profile_id FROM profile_events WHERE event = $1 AND occurred_at > $2 AND occurred_at <= $3',
+          [pgText(event), after, upTo],
+        )
+      ).map((row) => row.profile_id),
+    dirty: (limit) => db.query<DirtyRow>('SELECT profile_id, seq FROM profile_dirty LIMIT $1', [limit]),
+    eventsOf: (profileIds, events) =>
+      db.query<ProfileEventRow>(
+        'SELECT * FROM profile_events WHERE profile_id = ANY($1::text[]) AND event = ANY($2::text[])',
+        [profileIds, events.map((event) => pgText(event))],
+      ),
+    values: (profileIds) => byProfiles<ValueRow>('computed_values', profileIds),
+    sent: (profileIds) => byProfiles<SentRow>('computed_sent', profileIds),
+    apply: async (writes) => {
+      try {
+        // A deadlock between two processes deleting overlapping entries is retried (and then stale).
+        return await db.retrying(() => applyEvaluation(writes))
+      } catch (error) {
+        if (error instanceof StaleEvaluation) return false
+        throw error
+      }
+    },
+  }
+
+  function applyEvaluation(writes: EvaluationWrites): Promise<boolean> {
+    return db.transaction(async (client) => {
+      const done = await client.query(
+        `DELETE FROM profile_dirty d USING unnest($1::text[], $2::bigint[]) AS e(profile_id, seq)
+           WHERE d.profile_id = e.profile_id AND d.seq = e.seq`,
+        [writes.done.map((row) => row.profile_id), writes.done.map((row) => row.seq)],
+      )
+      // Already evaluated elsewhere, or marked again since: this evaluation is stale.
+      if ((done.rowCount ?? 0) !== writes.done.length) throw new StaleEvaluation()
+      const { setValues, clearValues, sent, messages, now } = writes
+      await client.query(
+        `INSERT INTO computed_values (computation_id, profile_id, value)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+           ON CONFLICT (computation_id, profile_id) DO UPDATE SET value = EXCLUDED.value`,
+        [
+          setValues.map((r) => r.computation_id),
+          setValues.map((r) => r.profile_id),
+          setValues.map((r) => pgText(r.value)),
+        ],
+      )
+      await client.query(
+        `DELETE FROM computed_values v USING unnest($1::text[], $2::text[]) AS c(computation_id, profile_id)
+           WHERE v.computation_id = c.computation_id AND v.profile_id = c.profile_id`,
+        [clearValues.map((r) => r.computation_id), clearValues.map((r) => r.profile_id)],
+      )
+      await client.query(
+        `INSERT INTO computed_sent (computation_id, destination_id, profile_id, value)
+           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+           ON CONFLICT (computation_id, destination_id, profile_id) DO UPDATE SET value = EXCLUDED.value`,
+        [
+          sent.map((r) => r.computation_id),
+          sent.map((r) => r.destination_id),
+          sent.map((r) => r.profile_id),
+          sent.map((r) => pgText(r.value)),
+        ],
+      )
+      await client.query('UPDATE computations SET last_sync_at = $2 WHERE id = ANY($1::text[])', [
+        [...new Set(messages.map((message) => message.computation_id))],
+        now,
+      ])
+      const targets = messages.flatMap((message) =>
+        message.destination_ids.map((id) => [message.message_id, id]),
+      )
+      await client.query(
+        `WITH stored AS (
+             INSERT INTO messages (source_id, message_id, type, received_at, payload)
+             SELECT $1, message_id, 'identify', $4, payload FROM unnest($2::text[], $3::text[]) AS m(message_id, payload)
+             RETURNING pk, message_id)
+           INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
+           SELECT s.pk, t.destination_id, 'pending', $4, $4, $4
+           FROM unnest($5::text[], $6::text[]) AS t(message_id, destination_id) JOIN stored s USING (message_id)`,
+        [
+          COMPUTED_SOURCE_ID,
+          messages.map((m) => m.message_id),
+          messages.map((m) => pgText(m.payload)),
+          now,
+          targets.map(([messageId]) => messageId),
+          targets.map(([, destinationId]) => destinationId),
+        ],
+      )
+      return true
+    })
+  }
+}

@@ -1,0 +1,174 @@
+import {
+  COMPUTED_SOURCE_ID,
+  type ComputationRow,
+  type ComputationsSql,
+  type DirtyRow,
+  type EvaluationWrites,
+  type QueueScope,
+  type SentRow,
+  StaleEvaluation,
+  type ValueRow,
+} from '../../core/computation-sql.ts'
+import type { ProfileEventRow } from '../../core/profile-sql.ts'
+import type { SqliteDatabase } from '../database.ts'
+import { QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
+
+/** Queues a profile again when it is queued already. */
+const REQUEUE = 'ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1'
+
+/** computations, profile_dirty, computed_values, computed_sent; sync messages and their deliveries. */
+export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
+  const { all, run } = statementHelpers(db)
+  const queue = (scope: QueueScope) =>
+    scope === 'all'
+      ? run(`INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles WHERE true ${REQUEUE}`)
+      : run(
+          `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT profile_id, 1 FROM profile_events WHERE event = ? ${REQUEUE}`,
+          scope.event,
+        )
+  return {
+    list: () => all<ComputationRow>('SELECT * FROM computations ORDER BY created_at, id'),
+    get: (id) => db.sql('SELECT * FROM computations WHERE id = ?').get(id) as ComputationRow | undefined,
+    insert: (row, scope) =>
+      db.transaction(() => {
+        const inserted = run(
+          `INSERT INTO computations (id, class, name, key, definition, destination_ids, status, last_sync_at,
+             created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+          row.id,
+          row.class,
+          row.name,
+          row.key,
+          row.definition,
+          row.destination_ids,
+          row.status,
+          row.last_sync_at,
+          row.created_at,
+          row.updated_at,
+        )
+        if (inserted === 0) return false
+        queue(scope)
+        return true
+      }),
+    update: (id, change, scope) =>
+      db.transaction(() => {
+        const found = run(
+          'UPDATE computations SET name = ?, destination_ids = ?, updated_at = ? WHERE id = ?',
+          change.name,
+          change.destination_ids,
+          change.updated_at,
+          id,
+        )
+        if (found === 0) return false
+        queue(scope)
+        return true
+      }),
+    delete: (id) =>
+      db.transaction(() => {
+        run('DELETE FROM computed_values WHERE computation_id = ?', id)
+        run('DELETE FROM computed_sent WHERE computation_id = ?', id)
+        return run('DELETE FROM computations WHERE id = ?', id) > 0
+      }),
+    markLive(ids) {
+      run(
+        "UPDATE computations SET status = 'live' WHERE status = 'computing' AND id IN (SELECT value FROM json_each(?))",
+        JSON.stringify(ids),
+      )
+    },
+    size: (id) =>
+      (db.sql('SELECT count(*) AS n FROM computed_values WHERE computation_id = ?').get(id) as { n: number })
+        .n,
+    markDirty(profileIds) {
+      run(QUEUE_PROFILES, JSON.stringify(profileIds))
+    },
+    profilesWithEventsBetween: (event, after, upTo) =>
+      all<{ profile_id: string }>(
+        'SELECT DISTINCT profile_id FROM profile_events WHERE event = ? AND occurred_at > ? AND occurred_at <= ?',
+        event,
+        after,
+        upTo,
+      ).map((row) => row.profile_id),
+    dirty: (limit) => all<DirtyRow>('SELECT profile_id, seq FROM profile_dirty LIMIT ?', limit),
+    // `+event`: look the calls up by profile (a few each), never by event (every profile's).
+    eventsOf: (profileIds, events) =>
+      all<ProfileEventRow>(
+        `SELECT * FROM profile_events WHERE profile_id IN (SELECT value FROM json_each(?))
+           AND +event IN (SELECT value FROM json_each(?))`,
+        JSON.stringify(profileIds),
+        JSON.stringify(events),
+      ),
+    values: (profileIds) =>
+      all<ValueRow>(
+        'SELECT * FROM computed_values WHERE profile_id IN (SELECT value FROM json_each(?))',
+        JSON.stringify(profileIds),
+      ),
+    sent: (profileIds) =>
+      all<SentRow>(
+        'SELECT * FROM computed_sent WHERE profile_id IN (SELECT value FROM json_each(?))',
+        JSON.stringify(profileIds),
+      ),
+    apply: (writes) => {
+      try {
+        return applyEvaluation(writes)
+      } catch (error) {
+        if (error instanceof StaleEvaluation) return false
+        throw error
+      }
+    },
+  }
+
+  function applyEvaluation(writes: EvaluationWrites): boolean {
+    return db.transaction(() => {
+      for (const { profile_id, seq } of writes.done) {
+        // Already evaluated elsewhere, or marked again since: this evaluation is stale.
+        if (run('DELETE FROM profile_dirty WHERE profile_id = ? AND seq = ?', profile_id, seq) === 0) {
+          throw new StaleEvaluation()
+        }
+      }
+      for (const row of writes.setValues) {
+        run(
+          'INSERT OR REPLACE INTO computed_values (computation_id, profile_id, value) VALUES (?, ?, ?)',
+          row.computation_id,
+          row.profile_id,
+          row.value,
+        )
+      }
+      for (const row of writes.clearValues) {
+        run(
+          'DELETE FROM computed_values WHERE computation_id = ? AND profile_id = ?',
+          row.computation_id,
+          row.profile_id,
+        )
+      }
+      for (const row of writes.sent) {
+        run(
+          'INSERT OR REPLACE INTO computed_sent (computation_id, destination_id, profile_id, value) VALUES (?, ?, ?, ?)',
+          row.computation_id,
+          row.destination_id,
+          row.profile_id,
+          row.value,
+        )
+      }
+      for (const message of writes.messages) {
+        run('UPDATE computations SET last_sync_at = ? WHERE id = ?', writes.now, message.computation_id)
+        const { pk } = db
+          .sql(
+            `INSERT INTO messages (source_id, message_id, type, received_at, payload)
+               VALUES (?, ?, 'identify', ?, ?) RETURNING pk`,
+          )
+          .get(COMPUTED_SOURCE_ID, message.message_id, writes.now, message.payload) as { pk: number }
+        for (const destinationId of message.destination_ids) {
+          run(
+            `INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
+               VALUES (?, ?, 'pending', ?, ?, ?)`,
+            pk,
+            destinationId,
+            writes.now,
+            writes.now,
+            writes.now,
+          )
+        }
+      }
+      return true
+    })
+  }
+}

@@ -1,0 +1,152 @@
+// Every computed trait kind against a brute-force reference, over random call sets (fast-check):
+// random events, property values of mixed types, where filters and windows.
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import fc from 'fast-check'
+import { COMPUTED_TRAIT_KINDS, snakeCase, type WhereCondition } from '../../src/domain/computed-traits.ts'
+import { type CallFacts, computeTraitValue, type TraitDefinition } from '../../src/profile/computed-value.ts'
+
+const NOW = Date.UTC(2026, 5, 1)
+const DAY = 86_400_000
+
+const value = fc.oneof(
+  fc.integer({ min: -5, max: 5 }),
+  fc.constantFrom('a', 'b', 'c', 'ab'),
+  fc.boolean(),
+  fc.constant(null),
+)
+const call: fc.Arbitrary<Omit<CallFacts, 'seq'>> = fc.record({
+  event: fc.constantFrom('Order', 'View', null),
+  timestamp: fc.integer({ min: NOW - 40 * DAY, max: NOW }),
+  properties: fc.dictionary(fc.constantFrom('total', 'plan', 'tag'), value, { maxKeys: 3 }),
+})
+const condition: fc.Arbitrary<WhereCondition> = fc.oneof(
+  fc.record({
+    property: fc.constantFrom('total', 'plan', 'tag'),
+    op: fc.constantFrom('=', '!=', '<', '<=', '>', '>=', 'contains', 'starts_with', 'ends_with'),
+    value: fc.oneof(fc.integer({ min: -5, max: 5 }), fc.constantFrom('a', 'b')),
+  }),
+  fc.record({ property: fc.constantFrom('total', 'plan'), op: fc.constantFrom('exists', 'not_exists') }),
+  fc.record({ property: fc.constant('plan'), op: fc.constant('in'), value: fc.constant(['a', 'c']) }),
+) as fc.Arbitrary<WhereCondition>
+const definition: fc.Arbitrary<TraitDefinition> = fc.record({
+  kind: fc.constantFrom(...COMPUTED_TRAIT_KINDS),
+  event: fc.constant('Order'),
+  property: fc.constantFrom('total', 'plan', 'tag'),
+  where: fc.array(condition, { maxLength: 2 }),
+  withinDays: fc.option(fc.integer({ min: 1, max: 30 })),
+})
+
+/** The reference: every rule spelled out the slow, obvious way. */
+function reference(def: TraitDefinition, calls: CallFacts[]): unknown {
+  const kept: CallFacts[] = []
+  for (const c of calls) {
+    if (c.event !== def.event) continue
+    if (def.withinDays !== null && !(c.timestamp > NOW - def.withinDays * DAY)) continue
+    let ok = true
+    for (const w of def.where) {
+      const v = c.properties[w.property]
+      const present = v !== undefined && v !== null
+      let pass: boolean
+      if (w.op === 'exists') pass = present
+      else if (w.op === 'not_exists') pass = !present
+      else if (w.op === '=') pass = v === w.value
+      else if (w.op === '!=') pass = v !== w.value
+      else if (w.op === 'in') pass = (w.value as unknown[]).includes(v)
+      else if (w.op === 'contains')
+        pass = typeof v === 'string' && typeof w.value === 'string' && v.indexOf(w.value) >= 0
+      else if (w.op === 'starts_with')
+        pass = typeof v === 'string' && typeof w.value === 'string' && v.slice(0, w.value.length) === w.value
+      else if (w.op === 'ends_with')
+        pass =
+          typeof v === 'string' &&
+          typeof w.value === 'string' &&
+          w.value.length <= v.length &&
+          v.slice(v.length - w.value.length) === w.value
+      else {
+        const sameType = typeof v === typeof w.value && (typeof v === 'number' || typeof v === 'string')
+        const a = v as number
+        const b = w.value as number
+        pass = sameType && (w.op === '<' ? a < b : w.op === '<=' ? a <= b : w.op === '>' ? a > b : a >= b)
+      }
+      if (!pass) ok = false
+    }
+    if (ok) kept.push(c)
+  }
+  if (def.kind === 'count') return kept.length
+  const vals = kept.map((c) => c.properties[def.property!]).filter((v) => v !== undefined && v !== null)
+  const nums = vals.filter((v) => typeof v === 'number') as number[]
+  if (def.kind === 'sum') return nums.reduce((s, n) => s + n, 0)
+  if (def.kind === 'avg') return nums.length ? nums.reduce((s, n) => s + n, 0) / nums.length : null
+  if (def.kind === 'min') return nums.length ? Math.min(...nums) : null
+  if (def.kind === 'max') return nums.length ? Math.max(...nums) : null
+  if (def.kind === 'first' || def.kind === 'last') {
+    let best: CallFacts | null = null
+    for (const c of kept) {
+      const v = c.properties[def.property!]
+      if (v === undefined || v === null) continue
+      const earlier =
+        best === null || c.timestamp < best.timestamp || (c.timestamp === best.timestamp && c.seq < best.seq)
+      const later =
+        best === null || c.timestamp > best.timestamp || (c.timestamp === best.timestamp && c.seq > best.seq)
+      if (def.kind === 'first' ? earlier : later) best = c
+    }
+    return best === null ? null : best.properties[def.property!]
+  }
+  // Distinct values in the documented order: numbers, strings, false, true.
+  const order = (v: unknown) =>
+    typeof v === 'number' ? [0, v] : typeof v === 'string' ? [1, v] : [2, v ? 1 : 0]
+  const distinct: unknown[] = []
+  for (const v of vals) if (!distinct.includes(v)) distinct.push(v)
+  distinct.sort((x, y) => {
+    const [rx, kx] = order(x) as [number, number | string]
+    const [ry, ky] = order(y) as [number, number | string]
+    return rx !== ry ? rx - ry : kx < ky ? -1 : kx > ky ? 1 : 0
+  })
+  if (def.kind === 'unique_list') return distinct
+  if (def.kind === 'unique_list_count') return distinct.length
+  let winner: unknown = null
+  let winnerCount = 1
+  for (const v of distinct) {
+    const n = vals.filter((other) => other === v).length
+    if (n > winnerCount) {
+      winner = v
+      winnerCount = n
+    }
+  }
+  return winner
+}
+
+describe('computed trait values', () => {
+  test('every kind, filter and window agrees with the brute-force reference', () => {
+    fc.assert(
+      fc.property(definition, fc.array(call, { maxLength: 30 }), (def, raw) => {
+        const calls = raw.map((c, seq) => ({ ...c, seq }))
+        assert.deepEqual(computeTraitValue(def, calls, NOW), reference(def, calls))
+      }),
+      { numRuns: 3_000 },
+    )
+  })
+
+  test('most_frequent needs a value seen twice; ties go to the first in sort order', () => {
+    const def: TraitDefinition = {
+      kind: 'most_frequent',
+      event: 'E',
+      property: 'p',
+      where: [],
+      withinDays: null,
+    }
+    const calls = (values: unknown[]) =>
+      values.map((p, seq) => ({ seq, event: 'E', timestamp: NOW, properties: { p } }))
+    assert.equal(computeTraitValue(def, calls(['x', 'y']), NOW), null)
+    assert.equal(computeTraitValue(def, calls(['y', 'x', 'y', 'x']), NOW), 'x')
+    assert.equal(computeTraitValue(def, calls(['y', 'x', 'y']), NOW), 'y')
+  })
+
+  test('keys are snake_cased names', () => {
+    assert.equal(snakeCase('Orders Last 30 Days'), 'orders_last_30_days')
+    assert.equal(snakeCase('Big Spenders!'), 'big_spenders')
+    assert.equal(snakeCase('  lifetimeValue (EUR) '), 'lifetime_value_eur')
+    assert.equal(snakeCase('Café Visits'), 'cafe_visits')
+  })
+})

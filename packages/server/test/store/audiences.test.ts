@@ -1,0 +1,221 @@
+// Audiences in the store, on every backend: created over existing users (exactly one `true` per member,
+// none for others), entering with a call, leaving with an identify, nothing for a repeated qualifying
+// call, a window aging out, anonymous members only with includeAnonymous, computed-trait and audience
+// references, erasure sending nothing, and the preview.
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import type { AudienceNode } from '../../src/domain/audiences.ts'
+import type { Destination } from '../../src/domain/destinations.ts'
+import type { Source } from '../../src/domain/sources.ts'
+import type { NewAudience, Store } from '../../src/store/store.ts'
+import { backends, call, drain, type Opened, settle } from './profile-backends.ts'
+
+const DAY = 86_400_000
+
+const BIG_SPENDERS: AudienceNode = {
+  all: [
+    { event: 'Order Completed', where: [{ property: 'total', op: '>=', value: 100 }] },
+    { not: { trait: 'plan', op: '=', value: 'free' } },
+  ],
+}
+
+function audience(destination: Destination, overrides: Partial<NewAudience> = {}): NewAudience {
+  return {
+    name: 'Big Spenders!',
+    key: 'big_spenders',
+    definition: BIG_SPENDERS,
+    destinationIds: [destination.id],
+    includeAnonymous: false,
+    ...overrides,
+  }
+}
+
+/** The identify calls sent to a destination since `from`, as [userId or anonymousId, traits]. */
+async function sentTo(store: Store, destination: Destination, from = 0): Promise<[string, unknown][]> {
+  const deliveries = (await store.listDeliveries(destination.id, { limit: 1000 })).toReversed().slice(from)
+  const sent: [string, unknown][] = []
+  for (const delivery of deliveries) {
+    const { payload } = (await store.getMessage(delivery.sourceId, delivery.messageId))!
+    sent.push([(payload.userId ?? `anon:${payload.anonymousId}`) as string, payload.traits])
+  }
+  return sent
+}
+
+for (const backend of backends) {
+  describe(`audiences: ${backend.name}`, () => {
+    const withStore = (
+      name: string,
+      body: (opened: Opened, source: Source, destination: Destination) => Promise<void>,
+    ) =>
+      test(name, async () => {
+        const opened = await backend.open()
+        try {
+          const source = await opened.store.createSource({ name: 'web', enabled: true })
+          const destination = await opened.store.createDestination({
+            name: 'hook',
+            type: 'webhooks',
+            enabled: true,
+            sourceIds: [],
+            settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook', headers: {} }], sharedSecret: null },
+          })
+          await body(opened, source, destination)
+        } finally {
+          await opened.cleanup()
+        }
+      })
+
+    withStore(
+      'the life of a membership: created over history, enter, repeat, leave',
+      async ({ store }, web, hook) => {
+        await store.ingest([
+          call(web, { userId: 'ada', event: 'Order Completed', properties: { total: 150 } }),
+          call(web, { userId: 'bob', event: 'Order Completed', properties: { total: 20 } }),
+          call(web, { type: 'identify', userId: 'cy', traits: { plan: 'free' } }),
+          call(web, { userId: 'cy', event: 'Order Completed', properties: { total: 500 } }),
+          call(web, { anonymousId: 'visitor', event: 'Order Completed', properties: { total: 999 } }),
+        ])
+        await drain(store)
+        const created = (await store.createAudience(audience(hook)))!
+        assert.equal(created.key, 'big_spenders')
+        assert.equal(created.status, 'computing')
+        assert.equal(await store.createAudience(audience(hook)), null, 'the key is taken')
+        await settle(store)
+        assert.deepEqual(await sentTo(store, hook), [['ada', { big_spenders: true }]])
+        assert.equal((await store.getAudience(created.id))?.status, 'live')
+        assert.equal(await store.computationSize(created.id), 2, 'ada and the anonymous visitor')
+        assert.deepEqual((await store.findProfile({ userId: 'ada' }))?.audiences, ['big_spenders'])
+        assert.ok((await store.getAudience(created.id))?.lastSyncAt)
+
+        // bob qualifies with a big order: one true.
+        await store.ingest([
+          call(web, { userId: 'bob', event: 'Order Completed', properties: { total: 300 } }),
+        ])
+        await settle(store)
+        assert.deepEqual(await sentTo(store, hook, 1), [['bob', { big_spenders: true }]])
+        // Another qualifying order changes nothing.
+        await store.ingest([
+          call(web, { userId: 'bob', event: 'Order Completed', properties: { total: 700 } }),
+        ])
+        await settle(store)
+        assert.equal((await sentTo(store, hook)).length, 2)
+        // Downgrading to the free plan: one false.
+        await store.ingest([call(web, { type: 'identify', userId: 'bob', traits: { plan: 'free' } })])
+        await settle(store)
+        assert.deepEqual(await sentTo(store, hook, 2), [['bob', { big_spenders: false }]])
+        assert.deepEqual((await store.findProfile({ userId: 'bob' }))?.audiences, [])
+        // An identify that changes nothing about membership sends nothing.
+        await store.ingest([call(web, { type: 'identify', userId: 'bob', traits: { city: 'Oslo' } })])
+        await settle(store)
+        assert.equal((await sentTo(store, hook)).length, 3)
+      },
+    )
+
+    withStore('a short window ages out: false', async ({ store }, web, hook) => {
+      const now = Date.now()
+      await store.ingest([call(web, { userId: 'u', event: 'Login' }, now - DAY / 2)])
+      await drain(store)
+      await store.createAudience(
+        audience(hook, { name: 'Active', key: 'active', definition: { event: 'Login', withinDays: 1 } }),
+      )
+      await settle(store, now)
+      assert.deepEqual(await sentTo(store, hook), [['u', { active: true }]])
+      const later = now + DAY
+      assert.equal(await store.queueWindowEdges(now, later), 1)
+      await settle(store, later)
+      assert.deepEqual(await sentTo(store, hook, 1), [['u', { active: false }]])
+    })
+
+    withStore('anonymous members are synced only with includeAnonymous', async ({ store }, web, hook) => {
+      await store.ingest([
+        call(web, { anonymousId: 'visitor', event: 'Viewed' }),
+        call(web, { userId: 'u', event: 'Viewed' }),
+      ])
+      await drain(store)
+      await store.createAudience(
+        audience(hook, { name: 'Viewers', key: 'viewers', definition: { event: 'Viewed' } }),
+      )
+      await store.createAudience(
+        audience(hook, {
+          name: 'All Viewers',
+          key: 'all_viewers',
+          definition: { event: 'Viewed' },
+          includeAnonymous: true,
+        }),
+      )
+      await settle(store)
+      const sent = (await sentTo(store, hook))
+        .map(([who, traits]) => `${who} ${JSON.stringify(traits)}`)
+        .sort()
+      assert.deepEqual(sent, [
+        'anon:visitor {"all_viewers":true}',
+        'u {"all_viewers":true}',
+        'u {"viewers":true}',
+      ])
+      const anonymous = (await store.listDeliveries(hook.id, { limit: 10 })).find(
+        (d) => d.messageId !== undefined,
+      )
+      assert.ok(anonymous)
+    })
+
+    withStore(
+      'computed trait and audience references; erasure leaves with nothing sent',
+      async ({ store }, web, hook) => {
+        await store.createComputedTrait({
+          name: 'Orders',
+          key: 'orders',
+          kind: 'count',
+          event: 'Order Completed',
+          property: null,
+          where: [],
+          withinDays: null,
+          destinationIds: [],
+        })
+        await store.createAudience(
+          audience(hook, {
+            name: 'Loyal',
+            key: 'loyal',
+            destinationIds: [],
+            definition: { computedTrait: 'orders', op: '>=', value: 2 },
+          }),
+        )
+        await store.createAudience(
+          audience(hook, {
+            name: 'Loyal Pro',
+            key: 'loyal_pro',
+            definition: { all: [{ audience: 'loyal' }, { trait: 'plan', op: 'in', value: ['pro', 'team'] }] },
+          }),
+        )
+        await store.ingest([
+          call(web, { type: 'identify', userId: 'p', traits: { plan: 'pro' } }),
+          call(web, { userId: 'p', event: 'Order Completed' }),
+        ])
+        await settle(store)
+        assert.deepEqual(await sentTo(store, hook), [])
+        await store.ingest([call(web, { userId: 'p', event: 'Order Completed' })])
+        await settle(store)
+        assert.deepEqual(await sentTo(store, hook), [['p', { loyal_pro: true }]])
+        const preview = await store.previewAudience(
+          { audience: 'loyal_pro' },
+          { includeAnonymous: false, sampleSize: 5 },
+        )
+        assert.equal(preview.size, 1)
+        assert.deepEqual(preview.sample, [(await store.findProfile({ userId: 'p' }))!.id])
+        assert.deepEqual(
+          await store.previewAudience(
+            { not: { audience: 'loyal_pro' } },
+            { includeAnonymous: false, sampleSize: 5 },
+          ),
+          { size: 0, sample: [] },
+        )
+
+        assert.equal(await store.eraseProfilesOfUsers(['p']), 1)
+        await settle(store)
+        assert.equal((await sentTo(store, hook)).length, 1, 'no false for an erased user')
+        const loyalPro = (await store.listAudiences()).find((a) => a.key === 'loyal_pro')!
+        assert.equal(await store.computationSize(loyalPro.id), 0)
+        assert.ok(await store.deleteAudience(loyalPro.id))
+        assert.equal(await store.getAudience(loyalPro.id), null)
+      },
+    )
+  })
+}
