@@ -58,6 +58,8 @@ export async function createSluice(
   keepYoungGenerationSmall()
   const store = await openStore(config, logger)
   const adminToken = await resolveAdminToken(config)
+  // Who may call the management API (and anything else protected by a token: see manage/auth.ts).
+  const access = new AccessControl({ store, adminToken: adminToken.value })
   const sender = new WebhookSender({
     allowPrivate: config.allowPrivateDestinations,
     timeoutMs: config.retry.requestTimeoutMs,
@@ -196,7 +198,7 @@ export async function createSluice(
     await app.register(managementApi, {
       prefix: '/api/v1',
       store,
-      access: new AccessControl({ store, adminToken: adminToken.value }),
+      access,
       testSender: engine,
       liveCalls,
       allowPrivateDestinations: config.allowPrivateDestinations,
