@@ -77,6 +77,8 @@ export async function createSluice(
       })
     : NO_METRICS
   const tracing = await createTracing(config.otlpTracesUrl)
+  // Who may call the management API (and anything else protected by a token: see manage/auth.ts).
+  const access = new AccessControl({ store, adminToken: adminToken.value })
   const sender = new WebhookSender({
     allowPrivate: config.allowPrivateDestinations,
     timeoutMs: config.retry.requestTimeoutMs,
@@ -219,9 +221,8 @@ export async function createSluice(
     const ok = await store.ping().catch(() => false)
     return reply.code(ok ? 200 : 503).send({ ok, store: store.kind, role: config.role })
   })
-  // One token check for the management API and /metrics: admin token, access tokens, sessions.
-  const access = new AccessControl({ store, adminToken: adminToken.value })
   if (metrics.enabled) {
+    // The same token check as the management API: admin token, access tokens, sessions.
     await app.register(metricsEndpoint, {
       metrics,
       authenticate: config.metricsPublic ? undefined : requireAccess(access),

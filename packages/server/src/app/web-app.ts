@@ -34,6 +34,10 @@ export async function registerWebApp(app: FastifyInstance, dir = WEB_APP_DIR): P
   await app.register(fastifyStatic, {
     root: dir,
     index: false,
+    // One route per built file, not a catch-all: unknown paths (and paths the router refuses, such as
+    // an over-long id) keep the API's own answers; browsers' page paths are served by the not-found
+    // handler (isAppNavigation).
+    wildcard: false,
     setHeaders(response, path) {
       // Vite names assets by content hash: they never change under the same name.
       if (path.includes(`${join(dir, 'assets')}`)) {

@@ -177,6 +177,9 @@ before(async () => {
     .flatMap(([path, operations]) =>
       Object.keys(operations).map((method) => ({ method: method.toUpperCase(), path })),
     )
+    // Signing in and out take no token (sign-in reads one from its body): they are not "real routes
+    // that answer 401 without the admin token". The access tests cover them.
+    .filter((route) => !(route.path === '/api/v1/session' && route.method !== 'GET'))
   assert.ok(routes.length >= 14, `only ${routes.length} management operations in the OpenAPI document`)
 })
 
