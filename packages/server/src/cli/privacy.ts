@@ -57,6 +57,7 @@ export async function runPrivacy(
   })
   if (regulation.status === 'INITIALIZED') {
     await eraseWithProgress(store)
+    await store.eraseProfilesOfDeletions()
     await store.settleRegulations(Date.now())
     regulation = await service.get(regulation.id)
   }

@@ -90,6 +90,8 @@ export class ErasureRunner {
         const pauseMs = (performance.now() - started) * this.pauseFactor
         await new Promise((resolve) => setTimeout(resolve, pauseMs))
       }
+      // After the messages: a profile erased before them could be rebuilt from them by the profile worker.
+      await this.store.eraseProfilesOfDeletions()
       await this.store.settleRegulations(Date.now())
     } catch (error) {
       this.logger.error({ err: error }, 'privacy: erasure failed; retrying shortly')

@@ -308,6 +308,11 @@ export interface Store {
    * on PostgreSQL a request another process is erasing right now is passed over). Null when none is left.
    */
   eraseNext(limit: number): Promise<ErasureStep | null>
+  /**
+   * Erases the profiles of the users of deletion requests whose messages are all erased (so the
+   * profile worker cannot rebuild them), and records how many went. Returns how many requests it did.
+   */
+  eraseProfilesOfDeletions(): Promise<number>
   /** Brings unfinished regulations' statuses up to date; returns how many finished now. */
   settleRegulations(now: number): Promise<number>
   /** Adds to the persistent suppressed-message counter of a source. */

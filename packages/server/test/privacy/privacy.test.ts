@@ -91,6 +91,15 @@ describe('privacy: deletion and suppression through the APIs', () => {
       (n) => n >= 2,
     )
 
+    // Both users have profiles by now (the profile worker follows the commits).
+    for (const userId of ['gone-user', 'kept-user']) {
+      await until(
+        `${userId}'s profile`,
+        async () => (await sluice.api('GET', `/api/v1/profiles?userId=${userId}`)).status,
+        (status) => status === 200,
+      )
+    }
+
     const created = await sluice.api('POST', '/api/v1/regulations', {
       regulationType: 'DELETE_ONLY',
       subjectType: 'USER_ID',
@@ -153,6 +162,15 @@ describe('privacy: deletion and suppression through the APIs', () => {
       (r) => r.status === 'FINISHED',
     )
     assert.equal(done.erased.messages, 2, "gone-user's two calls")
+    // The profile goes once the messages are gone (so it cannot be rebuilt from them); the other stays.
+    const erasedProfiles = await until(
+      'the profile erased',
+      async () => (await sluice.api('GET', `/api/v1/regulations/${id}`)).body.erased.profiles,
+      (n) => n > 0,
+    )
+    assert.equal(erasedProfiles, 1)
+    assert.equal((await sluice.api('GET', '/api/v1/profiles?userId=gone-user')).status, 404)
+    assert.equal((await sluice.api('GET', '/api/v1/profiles?userId=kept-user')).status, 200)
     assert.ok(done.finishedAt)
     assert.deepEqual(
       done.destinations

@@ -27,6 +27,8 @@ export interface RegulationRow {
   finished_at: number | null
   erasure_pending: Flag
   erased_messages: number
+  /** Profiles erased; null until a deleting regulation's profiles are erased (after its messages). */
+  erased_profiles?: number | null
   /** JSON RegulationDestination[], frozen once finished. */
   outcome: string | null
 }
@@ -172,7 +174,7 @@ export function toRegulation(row: RegulationRow, counts: readonly NotificationCo
     createdAt: Number(row.created_at),
     finishedAt: row.finished_at === null ? null : Number(row.finished_at),
     destinations,
-    erased: { messages: Number(row.erased_messages), profiles: 0 },
+    erased: { messages: Number(row.erased_messages), profiles: Number(row.erased_profiles ?? 0) },
   }
 }
 

@@ -401,6 +401,16 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     return step && { regulationId: step.id, erased: step.erased, done: step.done }
   }
 
+  async eraseProfilesOfDeletions(): Promise<number> {
+    const due = await this.sql.regulations.profileErasuresDue()
+    for (const row of due) {
+      const { userIds, sourceIds } = toErasureScope(row)
+      const erased = await this.eraseProfilesOfUsers(userIds, sourceIds ?? undefined)
+      await this.sql.regulations.recordErasedProfiles(row.id, erased)
+    }
+    return due.length
+  }
+
   async settleRegulations(now: number): Promise<number> {
     const rows = await this.sql.regulations.unfinished()
     if (rows.length === 0) return 0

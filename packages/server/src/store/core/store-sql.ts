@@ -241,6 +241,10 @@ export interface RegulationsSql {
    * `limit` were left. Null when no regulation has erasure pending (or all are being erased elsewhere).
    */
   eraseNext(limit: number): Awaitable<{ id: string; erased: number; done: boolean } | null>
+  /** Deleting regulations whose messages are erased and whose profiles are not yet. */
+  profileErasuresDue(): Awaitable<RegulationRow[]>
+  /** Records the profiles erased (the largest count wins, should two processes race). */
+  recordErasedProfiles(id: string, count: number): Awaitable<void>
   /** Regulations not finished, oldest first. */
   unfinished(): Awaitable<RegulationRow[]>
   /** A new status; `outcome` and `finishedAt` only when it is final. */

@@ -83,6 +83,7 @@ export const FORWARDED_METHODS = {
   listSuppressions: true,
   privacyVersion: true,
   recentErasures: true,
+  eraseProfilesOfDeletions: true,
   eraseNext: true,
   settleRegulations: true,
   countSuppressed: true,

@@ -204,6 +204,18 @@ export function postgresRegulations(db: PostgresDatabase): RegulationsSql {
         )
         return { id: row.id, erased, done }
       }),
+    profileErasuresDue: () =>
+      rows(
+        `SELECT * FROM regulations WHERE type IN ('DELETE_ONLY', 'SUPPRESS_WITH_DELETE')
+         AND NOT erasure_pending AND erased_profiles IS NULL ORDER BY created_at`,
+        [],
+      ),
+    async recordErasedProfiles(id, count) {
+      await db.query(
+        'UPDATE regulations SET erased_profiles = GREATEST(COALESCE(erased_profiles, 0), $2) WHERE id = $1',
+        [id, count],
+      )
+    },
     unfinished: () => rows('SELECT * FROM regulations WHERE finished_at IS NULL ORDER BY created_at'),
     async setStatus(id, status, finishedAt, outcome) {
       await db.query('UPDATE regulations SET status = $2, finished_at = $3, outcome = $4 WHERE id = $1', [

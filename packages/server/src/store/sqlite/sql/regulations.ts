@@ -171,6 +171,16 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
           return { id: row.id, erased, done }
         }),
       ),
+    profileErasuresDue: () =>
+      rows(
+        `SELECT * FROM regulations WHERE type IN ('DELETE_ONLY', 'SUPPRESS_WITH_DELETE')
+         AND erasure_pending = 0 AND erased_profiles IS NULL ORDER BY created_at`,
+      ),
+    recordErasedProfiles(id, count) {
+      db.sql(
+        'UPDATE regulations SET erased_profiles = MAX(COALESCE(erased_profiles, 0), ?) WHERE id = ?',
+      ).run(count, id)
+    },
     unfinished: () => rows('SELECT * FROM regulations WHERE finished_at IS NULL ORDER BY created_at'),
     setStatus(id, status, finishedAt, outcome) {
       db.sql('UPDATE regulations SET status = ?, finished_at = ?, outcome = ? WHERE id = ?').run(
