@@ -1231,7 +1231,8 @@ async function request(
     })
     // A live debugger stream never ends by itself (heartbeats keep it open): its answer is its head.
     const streaming = String(response.headers['content-type'] ?? '').startsWith('text/event-stream')
-    const text = streaming ? (response.body.destroy(), '') : await response.body.text()
+    if (streaming) response.body.destroy()
+    const text = streaming ? '' : await response.body.text()
     tally.requests++
     tally.byLabel.set(label, (tally.byLabel.get(label) ?? 0) + 1)
     tally.byStatus.set(response.statusCode, (tally.byStatus.get(response.statusCode) ?? 0) + 1)
