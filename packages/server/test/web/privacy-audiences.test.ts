@@ -146,7 +146,72 @@ describe('the Privacy and Audiences pages in Chromium', () => {
     await screenshot(page, 'privacy-deletion-finished')
   })
 
-  test('a viewer sees the requests and suppressions, and no form or button', async () => {
+  test('build an audience in the page (one performed-event leaf), preview, save: the receiver gets true for a member', async () => {
+    await track('buyer', 'Order Completed')
+    await track('window-shopper', 'Product Viewed')
+    const profileOf = (userId: string) =>
+      until(
+        `the profile of ${userId}`,
+        () => sluice.api('GET', `/api/v1/profiles?userId=${userId}`),
+        (response) => response.status === 200,
+        SLOW,
+      )
+    const buyer = (await profileOf('buyer')).body
+    await profileOf('window-shopper')
+
+    await open(page, 'Audiences')
+    await page.getByText('No audiences yet.').waitFor({ timeout: SLOW })
+    await page.getByLabel('Audience name').fill('Buyers')
+    await page.getByLabel('Event (condition 1.1)').fill('Order Completed')
+
+    // A second condition naming a computed trait that does not exist: the error is shown at that node.
+    await page.getByRole('button', { name: 'Add condition to condition 1' }).click()
+    await page.getByLabel('Type of condition 1.2').selectOption('computedTrait')
+    await page.getByLabel('Computed trait key (condition 1.2)').fill('no_such_trait')
+    await page.getByLabel('Operator (condition 1.2)').selectOption('>=')
+    await page.getByLabel('Value (condition 1.2)').fill('3')
+    await page.getByRole('button', { name: 'Preview' }).click()
+    await page
+      .getByLabel('Computed trait key (condition 1.2)')
+      .and(page.locator('[aria-invalid="true"]'))
+      .waitFor({ timeout: SLOW })
+    await page.getByRole('alert').filter({ hasText: 'no_such_trait' }).waitFor()
+    assert.equal(await page.getByLabel('Event (condition 1.1)').getAttribute('aria-invalid'), null)
+    await assertAccessible(page, 'the audience builder with an error at a node')
+    await screenshot(page, 'audience-builder-error')
+    await page.getByRole('button', { name: 'Remove condition 1.2' }).click()
+
+    await page.getByRole('button', { name: 'Preview' }).click()
+    const preview = page.locator('.preview')
+    await preview.getByText(/1\s+profile now/).waitFor({ timeout: SLOW })
+    await preview.getByRole('list', { name: 'Sample profiles' }).getByText(buyer.id).waitFor()
+
+    await page.getByRole('form', { name: 'New audience' }).getByLabel('Recorder').check()
+    await page.getByRole('button', { name: 'Save audience' }).click()
+    const row = page.getByRole('table', { name: 'Audiences' }).getByRole('row').filter({ hasText: 'buyers' })
+    await row.waitFor({ timeout: SLOW })
+    const identify = await until(
+      'a true identify for the member',
+      () => bodies().find((body) => body.type === 'identify' && body.userId === 'buyer'),
+      (found) => found !== undefined,
+      SLOW,
+    )
+    assert.deepEqual(identify.traits, { buyers: true })
+    assert.ok(!bodies().some((body) => body.type === 'identify' && body.userId === 'window-shopper'))
+    await row.locator('.badge-live').waitFor({ timeout: SLOW })
+    await row.getByRole('cell', { name: '1', exact: true }).waitFor({ timeout: SLOW })
+
+    await page.getByLabel('User ID').fill('buyer')
+    await page.getByRole('button', { name: 'Look up' }).click()
+    await page
+      .getByRole('list', { name: 'Audiences of the profile' })
+      .getByText('buyers')
+      .waitFor({ timeout: SLOW })
+    await assertAccessible(page, 'the Audiences page with an audience and a profile')
+    await screenshot(page, 'audiences')
+  })
+
+  test('a viewer sees the lists, and no form or button to change anything', async () => {
     const suppressed = await sluice.api('POST', '/api/v1/regulations', {
       regulationType: 'SUPPRESS_ONLY',
       subjectIds: ['viewer-sees-me'],
@@ -171,6 +236,18 @@ describe('the Privacy and Audiences pages in Chromium', () => {
       assert.equal(await viewerPage.getByRole('main').getByRole('button').count(), 0, 'no button')
       await assertAccessible(viewerPage, 'the Privacy page of a viewer')
       await screenshot(viewerPage, 'privacy-viewer')
+
+      await open(viewerPage, 'Audiences')
+      await viewerPage
+        .getByRole('table', { name: 'Audiences' })
+        .getByRole('cell', { name: 'buyers', exact: true })
+        .waitFor({ timeout: SLOW })
+      assert.equal(await viewerPage.getByRole('button', { name: 'Save audience' }).count(), 0)
+      assert.equal(await viewerPage.getByRole('button', { name: 'Preview' }).count(), 0)
+      assert.equal(await viewerPage.getByRole('button', { name: 'Save computed trait' }).count(), 0)
+      // Looking a profile up changes nothing: viewers may.
+      await viewerPage.getByRole('button', { name: 'Look up' }).waitFor()
+      await assertAccessible(viewerPage, 'the Audiences page of a viewer')
     } finally {
       await viewer.close()
     }

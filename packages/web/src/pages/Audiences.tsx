@@ -1,11 +1,292 @@
-import { NotYet } from './NotYet.tsx'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { type FormEvent, useState } from 'react'
+import {
+  ApiError,
+  type Audience,
+  api,
+  type ComputedTrait,
+  type Destination,
+  get,
+  type Profile,
+} from '../api.ts'
+import { useCanWrite } from '../session.ts'
+import { CodeBlock, ErrorBox, formatTime, Loading, StatusBadge, TextField } from '../ui.tsx'
+import { type Draft, emptyDraft, NodeEditor, toDefinition } from './AudienceBuilder.tsx'
+import { ComputedTraitForm } from './ComputedTraitForm.tsx'
+import { DestinationChoice } from './DestinationChoice.tsx'
 
+/** Audiences and computed traits: lists, creation, preview; and a profile looked up by user id. */
 export function Audiences() {
+  const canWrite = useCanWrite()
+  const audiences = useQuery({
+    queryKey: ['audiences'],
+    queryFn: () => get<{ audiences: Audience[] }>('/audiences'),
+    refetchInterval: (query) =>
+      query.state.data?.audiences.some((audience) => audience.status === 'computing') ? 1_500 : 5_000,
+  })
+  const traits = useQuery({
+    queryKey: ['computed-traits'],
+    queryFn: () => get<{ computedTraits: ComputedTrait[] }>('/computed-traits'),
+    refetchInterval: 5_000,
+  })
+  const destinations = useQuery({
+    queryKey: ['destinations'],
+    queryFn: () => get<{ destinations: Destination[] }>('/destinations'),
+  })
+  const destinationList = destinations.data?.destinations ?? []
   return (
-    <NotYet title="Audiences">
-      Audiences and computed traits (definitions, preview, size, syncs to destinations) and profile lookup are
-      not in the web app yet: use the management API (`/api/v1/audiences`, `/api/v1/computed-traits`,
-      `/api/v1/profiles`) or `sluice audiences`.
-    </NotYet>
+    <section>
+      <h1>Audiences</h1>
+      <p className="muted">
+        An audience is the set of profiles a definition holds; destinations get an identify call with{' '}
+        <code>{'{key: true}'}</code> when a user enters and <code>{'{key: false}'}</code> when they leave.
+      </p>
+      <ErrorBox error={audiences.error} />
+      {audiences.isPending ? (
+        <Loading what="audiences" />
+      ) : audiences.data?.audiences.length === 0 ? (
+        <p className="card">No audiences yet.</p>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Audiences</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Status</th>
+              <th scope="col" className="num">
+                Size
+              </th>
+              <th scope="col">Last sync</th>
+            </tr>
+          </thead>
+          <tbody>
+            {audiences.data?.audiences.map((audience) => (
+              <tr key={audience.id}>
+                <td>{audience.name}</td>
+                <td>
+                  <code>{audience.key}</code>
+                </td>
+                <td>
+                  <StatusBadge status={audience.status} />
+                </td>
+                <td className="num">{audience.size.toLocaleString()}</td>
+                <td>{formatTime(audience.lastSyncAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {canWrite && <AudienceForm destinations={destinationList} />}
+
+      <h2 className="spaced">Computed traits</h2>
+      <ErrorBox error={traits.error} />
+      {traits.isPending ? (
+        <Loading what="computed traits" />
+      ) : traits.data?.computedTraits.length === 0 ? (
+        <p className="card">No computed traits yet.</p>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Computed traits</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Event</th>
+              <th scope="col">Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {traits.data?.computedTraits.map((trait) => (
+              <tr key={trait.id}>
+                <td>{trait.name}</td>
+                <td>
+                  <code>{trait.key}</code>
+                </td>
+                <td>
+                  {trait.kind}
+                  {trait.property ? ` of ${trait.property}` : ''}
+                  {trait.withinDays ? `, last ${trait.withinDays} days` : ''}
+                </td>
+                <td>{trait.event}</td>
+                <td>
+                  <StatusBadge status={trait.status} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {canWrite && <ComputedTraitForm destinations={destinationList} />}
+
+      <h2 className="spaced">Profile lookup</h2>
+      <ProfileLookup />
+    </section>
+  )
+}
+
+function AudienceForm({ destinations }: { destinations: Destination[] }) {
+  const queryClient = useQueryClient()
+  const [name, setName] = useState('')
+  const [draft, setDraft] = useState<Draft>(emptyDraft('all'))
+  const [destinationIds, setDestinationIds] = useState<string[]>([])
+  const [includeAnonymous, setIncludeAnonymous] = useState(false)
+  const preview = useMutation({
+    mutationFn: () =>
+      api<{ size: number; sample: string[] }>('POST', '/audiences/preview', {
+        definition: toDefinition(draft),
+        includeAnonymous,
+      }),
+  })
+  const save = useMutation({
+    mutationFn: () =>
+      api<Audience>('POST', '/audiences', {
+        name,
+        definition: toDefinition(draft),
+        destinationIds,
+        includeAnonymous,
+      }),
+    onSuccess: () => {
+      setName('')
+      setDraft(emptyDraft('all'))
+      setDestinationIds([])
+      preview.reset()
+      return queryClient.invalidateQueries({ queryKey: ['audiences'] })
+    },
+  })
+  const error = save.error ?? preview.error
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    preview.reset()
+    save.mutate()
+  }
+  return (
+    <form onSubmit={submit} className="card spaced" noValidate aria-labelledby="new-audience">
+      <h2 id="new-audience">New audience</h2>
+      <TextField
+        label="Audience name"
+        value={name}
+        onChange={setName}
+        error={error}
+        field="/name"
+        hint="Its key, the trait destinations get, is the name in snake_case."
+      />
+      <fieldset className="plain-fieldset">
+        <legend>Definition</legend>
+        <NodeEditor draft={draft} onChange={setDraft} at="/definition" label="1" error={error} />
+      </fieldset>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={includeAnonymous}
+          onChange={(event) => setIncludeAnonymous(event.target.checked)}
+        />{' '}
+        Include anonymous visitors (synced with their anonymousId)
+      </label>
+      <DestinationChoice
+        destinations={destinations}
+        chosen={destinationIds}
+        onChange={setDestinationIds}
+        error={error}
+      />
+      <ErrorBox error={error} fields={['/name', '/definition', '/destinationIds']} />
+      {preview.data && (
+        <div role="status" className="preview">
+          <p>
+            <strong>{preview.data.size.toLocaleString()}</strong>{' '}
+            {preview.data.size === 1 ? 'profile' : 'profiles'} now.
+          </p>
+          {preview.data.sample.length > 0 && (
+            <ul aria-label="Sample profiles" className="plain">
+              {preview.data.sample.map((id) => (
+                <li key={id}>
+                  <code>{id}</code>
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
+      {save.data && (
+        <p role="status" className="muted">
+          Audience {save.data.name} saved.
+        </p>
+      )}
+      <div className="row-actions">
+        <button
+          type="button"
+          className="secondary"
+          disabled={preview.isPending}
+          onClick={() => {
+            save.reset()
+            preview.mutate()
+          }}
+        >
+          Preview
+        </button>
+        <button type="submit" disabled={save.isPending}>
+          Save audience
+        </button>
+      </div>
+    </form>
+  )
+}
+
+function ProfileLookup() {
+  const [userId, setUserId] = useState('')
+  const [looked, setLooked] = useState('')
+  const profile = useQuery({
+    queryKey: ['profile', looked],
+    queryFn: () => get<Profile>(`/profiles?userId=${encodeURIComponent(looked)}`),
+    enabled: looked !== '',
+    retry: false,
+  })
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    setLooked(userId.trim())
+    if (userId.trim() === looked) void profile.refetch()
+  }
+  const notFound = profile.error instanceof ApiError && profile.error.status === 404
+  return (
+    <div className="card">
+      <form onSubmit={submit} className="inline-form" aria-label="Profile lookup">
+        <TextField label="User ID" value={userId} onChange={setUserId} />
+        <button type="submit">Look up</button>
+      </form>
+      {profile.isFetching && <Loading what="the profile" />}
+      {notFound ? (
+        <p role="status">No profile has the user id {looked}.</p>
+      ) : (
+        <ErrorBox error={profile.error} />
+      )}
+      {profile.data && !profile.isFetching && (
+        <section aria-label="Profile" className="profile">
+          <p>
+            <code>{profile.data.id}</code> — user ids {profile.data.userIds.join(', ') || 'none'}; anonymous
+            ids {profile.data.anonymousIds.join(', ') || 'none'}; seen {formatTime(profile.data.firstSeenAt)}{' '}
+            to {formatTime(profile.data.lastSeenAt)}.
+          </p>
+          <h3>Audiences</h3>
+          {profile.data.audiences.length === 0 ? (
+            <p className="muted">In no audience.</p>
+          ) : (
+            <ul aria-label="Audiences of the profile">
+              {profile.data.audiences.map((key) => (
+                <li key={key}>
+                  <code>{key}</code>
+                </li>
+              ))}
+            </ul>
+          )}
+          <h3>Traits</h3>
+          <CodeBlock label="Traits">{JSON.stringify(profile.data.traits, null, 2)}</CodeBlock>
+          <h3>Computed traits</h3>
+          <CodeBlock label="Computed traits">
+            {JSON.stringify(profile.data.computedTraits, null, 2)}
+          </CodeBlock>
+        </section>
+      )}
+    </div>
   )
 }
