@@ -211,6 +211,37 @@ describe('the Privacy and Audiences pages in Chromium', () => {
     await screenshot(page, 'audiences')
   })
 
+  test('create a computed trait in the page; the profile lookup shows its value', async () => {
+    const form = page.getByRole('form', { name: 'New computed trait' })
+    await form.getByLabel('Computed trait name').fill('Orders')
+    await form.getByRole('button', { name: 'Save computed trait' }).click()
+    // No event: the API's refusal is shown at that field.
+    await form.getByLabel('Track event').and(page.locator('[aria-invalid="true"]')).waitFor({ timeout: SLOW })
+    await form.getByLabel('Kind').selectOption('count')
+    await form.getByLabel('Track event').fill('Order Completed')
+    await form.getByRole('button', { name: 'Save computed trait' }).click()
+    const row = page
+      .getByRole('table', { name: 'Computed traits' })
+      .getByRole('row')
+      .filter({ hasText: 'orders' })
+    await row.locator('.badge-live').waitFor({ timeout: SLOW })
+
+    await page.getByLabel('User ID').fill('buyer')
+    const computed = page.getByRole('region', { name: 'Computed traits' })
+    await until(
+      'the computed value in the profile',
+      async () => {
+        await page.getByRole('button', { name: 'Look up' }).click()
+        await computed.waitFor({ timeout: SLOW })
+        return (await computed.textContent()) ?? ''
+      },
+      (text) => text.includes('"orders": 1'),
+      SLOW,
+      500,
+    )
+    await assertAccessible(page, 'the Audiences page with a computed trait')
+  })
+
   test('a viewer sees the lists, and no form or button to change anything', async () => {
     const suppressed = await sluice.api('POST', '/api/v1/regulations', {
       regulationType: 'SUPPRESS_ONLY',

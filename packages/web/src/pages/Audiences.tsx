@@ -132,13 +132,13 @@ function AudienceForm({ destinations }: { destinations: Destination[] }) {
   const [draft, setDraft] = useState<Draft>(emptyDraft('all'))
   const [destinationIds, setDestinationIds] = useState<string[]>([])
   const [includeAnonymous, setIncludeAnonymous] = useState(false)
+  const previewed = JSON.stringify({ definition: toDefinition(draft), includeAnonymous })
   const preview = useMutation({
-    mutationFn: () =>
-      api<{ size: number; sample: string[] }>('POST', '/audiences/preview', {
-        definition: toDefinition(draft),
-        includeAnonymous,
-      }),
+    mutationFn: (body: string) =>
+      api<{ size: number; sample: string[] }>('POST', '/audiences/preview', JSON.parse(body)),
   })
+  // A preview of a definition since edited is not shown.
+  const shown = preview.variables === previewed ? preview.data : undefined
   const save = useMutation({
     mutationFn: () =>
       api<Audience>('POST', '/audiences', {
@@ -191,15 +191,14 @@ function AudienceForm({ destinations }: { destinations: Destination[] }) {
         error={error}
       />
       <ErrorBox error={error} fields={['/name', '/definition', '/destinationIds']} />
-      {preview.data && (
+      {shown && (
         <div role="status" className="preview">
           <p>
-            <strong>{preview.data.size.toLocaleString()}</strong>{' '}
-            {preview.data.size === 1 ? 'profile' : 'profiles'} now.
+            <strong>{shown.size.toLocaleString()}</strong> {shown.size === 1 ? 'profile' : 'profiles'} now.
           </p>
-          {preview.data.sample.length > 0 && (
+          {shown.sample.length > 0 && (
             <ul aria-label="Sample profiles" className="plain">
-              {preview.data.sample.map((id) => (
+              {shown.sample.map((id) => (
                 <li key={id}>
                   <code>{id}</code>
                 </li>
@@ -220,7 +219,7 @@ function AudienceForm({ destinations }: { destinations: Destination[] }) {
           disabled={preview.isPending}
           onClick={() => {
             save.reset()
-            preview.mutate()
+            preview.mutate(previewed)
           }}
         >
           Preview
