@@ -242,6 +242,25 @@ describe('the Privacy and Audiences pages in Chromium', () => {
     await assertAccessible(page, 'the Audiences page with a computed trait')
   })
 
+  test('preview a "not in audience" definition built in the page: the member is left out', async () => {
+    const buyer = (await sluice.api('GET', '/api/v1/profiles?userId=buyer')).body
+    const shopper = (await sluice.api('GET', '/api/v1/profiles?userId=window-shopper')).body
+    const form = page.getByRole('form', { name: 'New audience' })
+    await form.getByLabel('Type of condition 1', { exact: true }).selectOption('not')
+    await form.getByLabel('Type of condition 1.1', { exact: true }).selectOption('audience')
+    await form.getByLabel('Audience key (condition 1.1)').fill('buyers')
+    await form.getByRole('button', { name: 'Preview' }).click()
+    const sample = page.locator('.preview').getByRole('list', { name: 'Sample profiles' })
+    await sample.getByText(shopper.id).waitFor({ timeout: SLOW })
+    assert.equal(
+      await sample.getByText(buyer.id).count(),
+      0,
+      'the buyer is in the audience, so not in its negation',
+    )
+    await assertAccessible(page, 'the audience builder with not and in-audience')
+    await screenshot(page, 'audience-builder-not')
+  })
+
   test('a viewer sees the lists, and no form or button to change anything', async () => {
     const suppressed = await sluice.api('POST', '/api/v1/regulations', {
       regulationType: 'SUPPRESS_ONLY',
