@@ -261,6 +261,45 @@ describe('the Privacy and Audiences pages in Chromium', () => {
     await screenshot(page, 'audience-builder-not')
   })
 
+  test("connect another destination to the audience in the page: it gets the member's true", async () => {
+    const second = await startReceiver()
+    try {
+      const created = await sluice.api('POST', '/api/v1/destinations', {
+        name: 'Second recorder',
+        type: 'webhooks',
+        sourceIds: [],
+        settings: { webhooks: [{ url: `${second.url}/hooks` }] },
+      })
+      assert.equal(created.status, 201)
+      // Back to the page, so that it lists the new destination.
+      await open(page, 'Privacy')
+      await open(page, 'Audiences')
+      const row = page
+        .getByRole('table', { name: 'Audiences' })
+        .getByRole('row')
+        .filter({ hasText: 'buyers' })
+      await row.getByText('Recorder', { exact: true }).waitFor({ timeout: SLOW })
+      await page.getByRole('button', { name: 'Change destinations of Buyers' }).click()
+      const form = page.getByRole('form', { name: 'Destinations of Buyers' })
+      await form.getByLabel('Second recorder').check()
+      await assertAccessible(page, 'the audience destinations editor')
+      await form.getByRole('button', { name: 'Save destinations' }).click()
+      await row.getByText('Recorder, Second recorder', { exact: true }).waitFor({ timeout: SLOW })
+      const identify = await until(
+        'the true identify at the destination added',
+        () =>
+          second.requests
+            .map((request) => JSON.parse(request.body.toString('utf8')))
+            .find((body) => body.type === 'identify' && body.userId === 'buyer'),
+        (found) => found !== undefined,
+        SLOW,
+      )
+      assert.deepEqual(identify.traits, { buyers: true })
+    } finally {
+      await second.close()
+    }
+  })
+
   test('a viewer sees the lists, and no form or button to change anything', async () => {
     const suppressed = await sluice.api('POST', '/api/v1/regulations', {
       regulationType: 'SUPPRESS_ONLY',
@@ -295,6 +334,7 @@ describe('the Privacy and Audiences pages in Chromium', () => {
       assert.equal(await viewerPage.getByRole('button', { name: 'Save audience' }).count(), 0)
       assert.equal(await viewerPage.getByRole('button', { name: 'Preview' }).count(), 0)
       assert.equal(await viewerPage.getByRole('button', { name: 'Save computed trait' }).count(), 0)
+      assert.equal(await viewerPage.getByRole('button', { name: 'Change destinations of Buyers' }).count(), 0)
       // Looking a profile up changes nothing: viewers may.
       await viewerPage.getByRole('button', { name: 'Look up' }).waitFor()
       await assertAccessible(viewerPage, 'the Audiences page of a viewer')

@@ -58,21 +58,12 @@ export function Audiences() {
                 Size
               </th>
               <th scope="col">Last sync</th>
+              <th scope="col">Destinations</th>
             </tr>
           </thead>
           <tbody>
             {audiences.data?.audiences.map((audience) => (
-              <tr key={audience.id}>
-                <td>{audience.name}</td>
-                <td>
-                  <code>{audience.key}</code>
-                </td>
-                <td>
-                  <StatusBadge status={audience.status} />
-                </td>
-                <td className="num">{audience.size.toLocaleString()}</td>
-                <td>{formatTime(audience.lastSyncAt)}</td>
-              </tr>
+              <AudienceRow key={audience.id} audience={audience} destinations={destinationList} />
             ))}
           </tbody>
         </table>
@@ -95,6 +86,7 @@ export function Audiences() {
               <th scope="col">Kind</th>
               <th scope="col">Event</th>
               <th scope="col">Status</th>
+              <th scope="col">Destinations</th>
             </tr>
           </thead>
           <tbody>
@@ -113,6 +105,7 @@ export function Audiences() {
                 <td>
                   <StatusBadge status={trait.status} />
                 </td>
+                <td>{destinationNames(trait.destinationIds, destinationList)}</td>
               </tr>
             ))}
           </tbody>
@@ -123,6 +116,83 @@ export function Audiences() {
       <h2 className="spaced">Profile lookup</h2>
       <ProfileLookup />
     </section>
+  )
+}
+
+function destinationNames(ids: string[], destinations: Destination[]): string {
+  if (ids.length === 0) return 'None'
+  return ids.map((id) => destinations.find((destination) => destination.id === id)?.name ?? id).join(', ')
+}
+
+/** One audience; admins may change which destinations it syncs to (a destination added gets every member). */
+function AudienceRow({ audience, destinations }: { audience: Audience; destinations: Destination[] }) {
+  const canWrite = useCanWrite()
+  const queryClient = useQueryClient()
+  const [editing, setEditing] = useState<string[] | null>(null)
+  const update = useMutation({
+    mutationFn: (destinationIds: string[]) =>
+      api<Audience>('PATCH', `/audiences/${audience.id}`, { destinationIds }),
+    onSuccess: () => {
+      setEditing(null)
+      return queryClient.invalidateQueries({ queryKey: ['audiences'] })
+    },
+  })
+  return (
+    <>
+      <tr>
+        <td>{audience.name}</td>
+        <td>
+          <code>{audience.key}</code>
+        </td>
+        <td>
+          <StatusBadge status={audience.status} />
+        </td>
+        <td className="num">{audience.size.toLocaleString()}</td>
+        <td>{formatTime(audience.lastSyncAt)}</td>
+        <td>
+          <span>{destinationNames(audience.destinationIds, destinations)}</span>{' '}
+          {canWrite && editing === null && (
+            <button
+              type="button"
+              className="link"
+              aria-label={`Change destinations of ${audience.name}`}
+              onClick={() => setEditing(audience.destinationIds)}
+            >
+              Change
+            </button>
+          )}
+        </td>
+      </tr>
+      {editing !== null && (
+        <tr>
+          <td colSpan={6}>
+            <form
+              aria-label={`Destinations of ${audience.name}`}
+              onSubmit={(event) => {
+                event.preventDefault()
+                update.mutate(editing)
+              }}
+            >
+              <DestinationChoice
+                destinations={destinations}
+                chosen={editing}
+                onChange={setEditing}
+                error={update.error}
+              />
+              <ErrorBox error={update.error} fields={['/destinationIds']} />
+              <div className="row-actions">
+                <button type="submit" disabled={update.isPending}>
+                  Save destinations
+                </button>
+                <button type="button" className="secondary" onClick={() => setEditing(null)}>
+                  Cancel
+                </button>
+              </div>
+            </form>
+          </td>
+        </tr>
+      )}
+    </>
   )
 }
 
