@@ -146,6 +146,30 @@ describe('the Privacy and Audiences pages in Chromium', () => {
     await screenshot(page, 'privacy-deletion-finished')
   })
 
+  test('a suppression in one source is lifted in that source', async () => {
+    await page.getByLabel('Request type').selectOption('SUPPRESS_ONLY')
+    await page.getByLabel('User IDs').fill('scoped-user')
+    await page.getByRole('form', { name: 'New request' }).getByLabel('Web shop').check()
+    await page.getByRole('button', { name: 'Create request' }).click()
+    const suppressed = page.getByRole('table', { name: 'Suppressed users' })
+    const row = suppressed.getByRole('row').filter({ hasText: 'scoped-user' })
+    await row.getByRole('cell', { name: 'Web shop', exact: true }).waitFor({ timeout: SLOW })
+    await row.getByRole('button', { name: 'Lift suppression of scoped-user' }).click()
+    await page.getByText('No user is suppressed.').waitFor({ timeout: SLOW })
+    const lifted = await until(
+      'the unsuppress request',
+      async () =>
+        (await sluice.api('GET', '/api/v1/regulations')).body.regulations.find(
+          (regulation: { regulationType: string; subjectIds: string[] }) =>
+            regulation.regulationType === 'UNSUPPRESS' && regulation.subjectIds.includes('scoped-user'),
+        ),
+      (found) => found !== undefined,
+      SLOW,
+    )
+    const sources = (await sluice.api('GET', '/api/v1/sources')).body.sources
+    assert.deepEqual(lifted.sourceIds, [sources[0].id], 'lifted in the source it was suppressed in')
+  })
+
   test('build an audience in the page (one performed-event leaf), preview, save: the receiver gets true for a member', async () => {
     await track('buyer', 'Order Completed')
     await track('window-shopper', 'Product Viewed')
@@ -340,6 +364,22 @@ describe('the Privacy and Audiences pages in Chromium', () => {
       await assertAccessible(viewerPage, 'the Audiences page of a viewer')
     } finally {
       await viewer.close()
+    }
+  })
+
+  test('on a phone-sized screen both pages stay accessible', async () => {
+    const phone = await admin.newPage()
+    try {
+      await phone.setViewportSize({ width: 390, height: 844 })
+      for (const path of ['privacy', 'audiences']) {
+        await phone.goto(`${sluice.url}/${path}`)
+        await phone.getByRole('heading', { level: 1 }).waitFor({ timeout: SLOW })
+        await phone.getByRole('table').first().waitFor({ timeout: SLOW })
+        await assertAccessible(phone, `the ${path} page on a phone`)
+        await screenshot(phone, `${path}-phone`)
+      }
+    } finally {
+      await phone.close()
     }
   })
 })

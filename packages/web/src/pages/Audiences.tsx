@@ -10,7 +10,7 @@ import {
   type Profile,
 } from '../api.ts'
 import { useCanWrite } from '../session.ts'
-import { CodeBlock, ErrorBox, formatTime, Loading, StatusBadge, TextField } from '../ui.tsx'
+import { CodeBlock, ErrorBox, formatTime, Loading, StatusBadge, TableScroll, TextField } from '../ui.tsx'
 import { type Draft, emptyDraft, NodeEditor, toDefinition } from './AudienceBuilder.tsx'
 import { ComputedTraitForm } from './ComputedTraitForm.tsx'
 import { DestinationChoice } from './DestinationChoice.tsx'
@@ -47,26 +47,28 @@ export function Audiences() {
       ) : audiences.data?.audiences.length === 0 ? (
         <p className="card">No audiences yet.</p>
       ) : (
-        <table>
-          <caption className="visually-hidden">Audiences</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Key</th>
-              <th scope="col">Status</th>
-              <th scope="col" className="num">
-                Size
-              </th>
-              <th scope="col">Last sync</th>
-              <th scope="col">Destinations</th>
-            </tr>
-          </thead>
-          <tbody>
-            {audiences.data?.audiences.map((audience) => (
-              <AudienceRow key={audience.id} audience={audience} destinations={destinationList} />
-            ))}
-          </tbody>
-        </table>
+        <TableScroll label="Audience list">
+          <table>
+            <caption className="visually-hidden">Audiences</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Key</th>
+                <th scope="col">Status</th>
+                <th scope="col" className="num">
+                  Size
+                </th>
+                <th scope="col">Last sync</th>
+                <th scope="col">Destinations</th>
+              </tr>
+            </thead>
+            <tbody>
+              {audiences.data?.audiences.map((audience) => (
+                <AudienceRow key={audience.id} audience={audience} destinations={destinationList} />
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
       {canWrite && <AudienceForm destinations={destinationList} />}
 
@@ -77,39 +79,41 @@ export function Audiences() {
       ) : traits.data?.computedTraits.length === 0 ? (
         <p className="card">No computed traits yet.</p>
       ) : (
-        <table>
-          <caption className="visually-hidden">Computed traits</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Key</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Event</th>
-              <th scope="col">Status</th>
-              <th scope="col">Destinations</th>
-            </tr>
-          </thead>
-          <tbody>
-            {traits.data?.computedTraits.map((trait) => (
-              <tr key={trait.id}>
-                <td>{trait.name}</td>
-                <td>
-                  <code>{trait.key}</code>
-                </td>
-                <td>
-                  {trait.kind}
-                  {trait.property ? ` of ${trait.property}` : ''}
-                  {trait.withinDays ? `, last ${trait.withinDays} days` : ''}
-                </td>
-                <td>{trait.event}</td>
-                <td>
-                  <StatusBadge status={trait.status} />
-                </td>
-                <td>{destinationNames(trait.destinationIds, destinationList)}</td>
+        <TableScroll label="Computed trait list">
+          <table>
+            <caption className="visually-hidden">Computed traits</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Key</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Event</th>
+                <th scope="col">Status</th>
+                <th scope="col">Destinations</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {traits.data?.computedTraits.map((trait) => (
+                <tr key={trait.id}>
+                  <td>{trait.name}</td>
+                  <td>
+                    <code>{trait.key}</code>
+                  </td>
+                  <td>
+                    {trait.kind}
+                    {trait.property ? ` of ${trait.property}` : ''}
+                    {trait.withinDays ? `, last ${trait.withinDays} days` : ''}
+                  </td>
+                  <td>{trait.event}</td>
+                  <td>
+                    <StatusBadge status={trait.status} />
+                  </td>
+                  <td>{destinationNames(trait.destinationIds, destinationList)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
       {canWrite && <ComputedTraitForm destinations={destinationList} />}
 

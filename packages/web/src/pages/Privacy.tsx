@@ -12,7 +12,7 @@ import {
   type Suppression,
 } from '../api.ts'
 import { useCanWrite } from '../session.ts'
-import { ErrorBox, FieldError, formatTime, Loading, StatusBadge } from '../ui.tsx'
+import { ErrorBox, FieldError, formatTime, Loading, StatusBadge, TableScroll } from '../ui.tsx'
 
 const TYPE_LABELS: Record<RegulationType, string> = {
   DELETE_ONLY: 'Delete: erase stored calls and notify destinations',
@@ -63,7 +63,7 @@ export function Privacy() {
       ) : regulations.data?.regulations.length === 0 ? (
         <p className="card">No requests yet.</p>
       ) : (
-        <div className="table-scroll">
+        <TableScroll label="Requests">
           <table>
             <caption className="visually-hidden">Requests, newest first</caption>
             <thead>
@@ -108,7 +108,7 @@ export function Privacy() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
 
       <h2 className="spaced">Suppressed users</h2>
