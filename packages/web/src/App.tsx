@@ -1,5 +1,5 @@
 import { useMutation, useQuery } from '@tanstack/react-query'
-import { useEffect, useState } from 'react'
+import { lazy, Suspense, useEffect, useState } from 'react'
 import { ApiError, api, get, type Session } from './api.ts'
 import { Access } from './pages/Access.tsx'
 import { Catalog } from './pages/Catalog.tsx'
@@ -13,6 +13,12 @@ import { WebhooksWizard } from './pages/WebhooksWizard.tsx'
 import { navigate, usePath } from './router.ts'
 import { SessionContext } from './session.ts'
 import { ErrorBox, Link, Loading } from './ui.tsx'
+
+// Pages built later load on first visit, so that the first load stays small.
+const Privacy = lazy(() => import('./pages/Privacy.tsx').then((module) => ({ default: module.Privacy })))
+const Audiences = lazy(() =>
+  import('./pages/Audiences.tsx').then((module) => ({ default: module.Audiences })),
+)
 
 const NAV = [
   { to: '/sources', label: 'Sources' },
@@ -103,19 +109,15 @@ function Page({ path }: { path: string }) {
       return id ? <DestinationView id={id} /> : <Destinations />
     case 'privacy':
       return (
-        <NotYet title="Privacy">
-          Deletion and suppression requests (per user, followed per destination) and the list of suppressed
-          users are not in the web app yet: use the management API (`/api/v1/regulations`,
-          `/api/v1/suppressions`) or `sluice privacy`.
-        </NotYet>
+        <Suspense fallback={<Loading what="the page" />}>
+          <Privacy />
+        </Suspense>
       )
     case 'audiences':
       return (
-        <NotYet title="Audiences">
-          Audiences and computed traits (definitions, preview, size, syncs to destinations) and profile lookup
-          are not in the web app yet: use the management API (`/api/v1/audiences`, `/api/v1/computed-traits`,
-          `/api/v1/profiles`) or `sluice audiences`.
-        </NotYet>
+        <Suspense fallback={<Loading what="the page" />}>
+          <Audiences />
+        </Suspense>
       )
     case 'access':
       return <Access />

@@ -118,3 +118,82 @@ export interface AccessToken {
   createdAt: string
   lastUsedAt: string | null
 }
+
+export const REGULATION_TYPES = [
+  'DELETE_ONLY',
+  'SUPPRESS_ONLY',
+  'SUPPRESS_WITH_DELETE',
+  'UNSUPPRESS',
+] as const
+export type RegulationType = (typeof REGULATION_TYPES)[number]
+export type RegulationStatus = 'INITIALIZED' | 'RUNNING' | 'FINISHED' | 'PARTIAL_SUCCESS' | 'FAILED'
+
+export interface Regulation {
+  id: string
+  regulationType: RegulationType
+  subjectType: string
+  subjectIds: string[]
+  sourceIds: string[] | null
+  status: RegulationStatus
+  createdAt: string
+  finishedAt: string | null
+  destinations: { destinationId: string; status: RegulationStatus; delivered: number; failed: number }[]
+  erased: { messages: number; profiles: number }
+}
+
+export interface Suppression {
+  userId: string
+  sourceId: string | null
+  regulationId: string
+  createdAt: string
+}
+
+/** An audience definition node, as the API takes it. */
+export type AudienceNode =
+  | { all: AudienceNode[] }
+  | { any: AudienceNode[] }
+  | { not: AudienceNode }
+  | { event: string; count?: { op: string; value: number }; withinDays?: number }
+  | { trait: string; op: string; value?: unknown }
+  | { computedTrait: string; op: string; value?: unknown }
+  | { audience: string }
+
+export interface Audience {
+  id: string
+  name: string
+  key: string
+  definition: AudienceNode
+  destinationIds: string[]
+  includeAnonymous: boolean
+  status: 'computing' | 'live'
+  size: number
+  lastSyncAt: string | null
+  createdAt: string
+  updatedAt: string
+}
+
+export interface ComputedTrait {
+  id: string
+  name: string
+  key: string
+  kind: string
+  event: string
+  property: string | null
+  where: { property: string; op: string; value?: unknown }[]
+  withinDays: number | null
+  destinationIds: string[]
+  status: 'computing' | 'live'
+  createdAt: string
+  updatedAt: string
+}
+
+export interface Profile {
+  id: string
+  userIds: string[]
+  anonymousIds: string[]
+  traits: Record<string, unknown>
+  computedTraits: Record<string, unknown>
+  audiences: string[]
+  firstSeenAt: string
+  lastSeenAt: string
+}

@@ -124,3 +124,13 @@ export function CodeBlock({ label, children }: { label: string; children: ReactN
 export function Loading({ what }: { what: string }) {
   return <p className="muted">Loading {what}…</p>
 }
+
+/** A wide table that scrolls sideways on small screens: a labelled region, focusable for keyboards. */
+export function TableScroll({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard.
+    <section aria-label={label} className="table-scroll" tabIndex={0}>
+      {children}
+    </section>
+  )
+}

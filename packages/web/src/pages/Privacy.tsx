@@ -1,0 +1,279 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { type FormEvent, useId, useState } from 'react'
+import {
+  ApiError,
+  api,
+  type Destination,
+  get,
+  REGULATION_TYPES,
+  type Regulation,
+  type RegulationType,
+  type Source,
+  type Suppression,
+} from '../api.ts'
+import { useCanWrite } from '../session.ts'
+import { ErrorBox, FieldError, formatTime, Loading, StatusBadge, TableScroll } from '../ui.tsx'
+
+const TYPE_LABELS: Record<RegulationType, string> = {
+  DELETE_ONLY: 'Delete: erase stored calls and notify destinations',
+  SUPPRESS_ONLY: 'Suppress: drop their later calls',
+  SUPPRESS_WITH_DELETE: 'Suppress and delete',
+  UNSUPPRESS: 'Unsuppress: accept their calls again',
+}
+
+const FINAL = new Set(['FINISHED', 'PARTIAL_SUCCESS', 'FAILED'])
+
+/** Deletion and suppression requests, followed per destination, and the users suppressed now. */
+export function Privacy() {
+  const canWrite = useCanWrite()
+  const sources = useQuery({ queryKey: ['sources'], queryFn: () => get<{ sources: Source[] }>('/sources') })
+  const destinations = useQuery({
+    queryKey: ['destinations'],
+    queryFn: () => get<{ destinations: Destination[] }>('/destinations'),
+  })
+  const regulations = useQuery({
+    queryKey: ['regulations'],
+    queryFn: () => get<{ regulations: Regulation[] }>('/regulations'),
+    // Follow requests until every one is final.
+    refetchInterval: (query) =>
+      query.state.data?.regulations.some((regulation) => !FINAL.has(regulation.status)) ? 1_500 : 10_000,
+  })
+  const suppressions = useQuery({
+    queryKey: ['suppressions'],
+    queryFn: () => get<{ suppressions: Suppression[] }>('/suppressions'),
+    refetchInterval: 10_000,
+  })
+  const sourceName = (id: string) => sources.data?.sources.find((source) => source.id === id)?.name ?? id
+  const destinationName = (id: string) =>
+    destinations.data?.destinations.find((destination) => destination.id === id)?.name ?? id
+
+  return (
+    <section>
+      <h1>Privacy</h1>
+      <p className="muted">
+        Delete a user's stored calls (and tell destinations), or suppress their later calls: suppressed calls
+        are acknowledged but never stored or delivered.
+      </p>
+      {canWrite && <RequestForm sources={sources.data?.sources ?? []} />}
+
+      <h2>Requests</h2>
+      <ErrorBox error={regulations.error} />
+      {regulations.isPending ? (
+        <Loading what="requests" />
+      ) : regulations.data?.regulations.length === 0 ? (
+        <p className="card">No requests yet.</p>
+      ) : (
+        <TableScroll label="Requests">
+          <table>
+            <caption className="visually-hidden">Requests, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">Type</th>
+                <th scope="col">Users</th>
+                <th scope="col">Sources</th>
+                <th scope="col">Status</th>
+                <th scope="col">Destinations (delivered / failed)</th>
+                <th scope="col" className="num">
+                  Erased calls
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {regulations.data?.regulations.map((regulation) => (
+                <tr key={regulation.id} data-regulation={regulation.id}>
+                  <td>{formatTime(regulation.createdAt)}</td>
+                  <td>{regulation.regulationType}</td>
+                  <td>{regulation.subjectIds.join(', ')}</td>
+                  <td>{regulation.sourceIds ? regulation.sourceIds.map(sourceName).join(', ') : 'All'}</td>
+                  <td>
+                    <StatusBadge status={regulation.status} />
+                  </td>
+                  <td>
+                    {regulation.destinations.length === 0 ? (
+                      <span className="muted">None</span>
+                    ) : (
+                      <ul className="plain">
+                        {regulation.destinations.map((destination) => (
+                          <li key={destination.destinationId}>
+                            {destinationName(destination.destinationId)}: {destination.delivered} /{' '}
+                            {destination.failed}
+                          </li>
+                        ))}
+                      </ul>
+                    )}
+                  </td>
+                  <td className="num">{regulation.erased.messages.toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+      )}
+
+      <h2 className="spaced">Suppressed users</h2>
+      <ErrorBox error={suppressions.error} />
+      {suppressions.isPending ? (
+        <Loading what="suppressions" />
+      ) : suppressions.data?.suppressions.length === 0 ? (
+        <p className="card">No user is suppressed.</p>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Suppressed users</caption>
+          <thead>
+            <tr>
+              <th scope="col">User ID</th>
+              <th scope="col">Sources</th>
+              <th scope="col">Since</th>
+              {canWrite && (
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {suppressions.data?.suppressions.map((suppression) => (
+              <tr key={`${suppression.userId} ${suppression.sourceId}`}>
+                <td>{suppression.userId}</td>
+                <td>{suppression.sourceId === null ? 'All' : sourceName(suppression.sourceId)}</td>
+                <td>{formatTime(suppression.createdAt)}</td>
+                {canWrite && (
+                  <td>
+                    <LiftButton suppression={suppression} />
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  )
+}
+
+function useCreateRegulation() {
+  const queryClient = useQueryClient()
+  return useMutation({
+    mutationFn: (body: { regulationType: RegulationType; subjectIds: string[]; sourceIds?: string[] }) =>
+      api<Regulation>('POST', '/regulations', body),
+    onSuccess: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: ['regulations'] }),
+        queryClient.invalidateQueries({ queryKey: ['suppressions'] }),
+      ]),
+  })
+}
+
+function RequestForm({ sources }: { sources: Source[] }) {
+  const create = useCreateRegulation()
+  const [type, setType] = useState<RegulationType>('DELETE_ONLY')
+  const [userIds, setUserIds] = useState('')
+  const [sourceIds, setSourceIds] = useState<string[]>([])
+  const id = useId()
+  const error = create.error
+  const failed = (field: string) =>
+    error instanceof ApiError && (error.field === field || error.field?.startsWith(`${field}/`))
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    const subjectIds = userIds
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '')
+    create.mutate(
+      { regulationType: type, subjectIds, ...(sourceIds.length > 0 ? { sourceIds } : {}) },
+      { onSuccess: () => setUserIds('') },
+    )
+  }
+  return (
+    <form onSubmit={submit} className="card" noValidate aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>New request</h2>
+      <div className="field">
+        <label htmlFor={`${id}-type`}>Request type</label>
+        <select
+          id={`${id}-type`}
+          value={type}
+          aria-invalid={failed('/regulationType') || undefined}
+          onChange={(event) => setType(event.target.value as RegulationType)}
+        >
+          {REGULATION_TYPES.map((value) => (
+            <option key={value} value={value}>
+              {TYPE_LABELS[value]}
+            </option>
+          ))}
+        </select>
+        <FieldError error={error} field="/regulationType" />
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-users`}>User IDs</label>
+        <textarea
+          id={`${id}-users`}
+          rows={4}
+          value={userIds}
+          aria-invalid={failed('/subjectIds') || undefined}
+          aria-describedby={`${id}-users-hint${failed('/subjectIds') ? ` ${id}-users-error` : ''}`}
+          onChange={(event) => setUserIds(event.target.value)}
+        />
+        <p className="hint" id={`${id}-users-hint`}>
+          One per line: the calls' userId.
+        </p>
+        <FieldError error={error} field="/subjectIds" id={`${id}-users-error`} />
+      </div>
+      <fieldset className="plain-fieldset">
+        <legend>Sources</legend>
+        <p className="hint">None checked: every source (for suppressions, future sources too).</p>
+        {sources.map((source) => (
+          <label key={source.id} className="check">
+            <input
+              type="checkbox"
+              checked={sourceIds.includes(source.id)}
+              onChange={(event) =>
+                setSourceIds(
+                  event.target.checked
+                    ? [...sourceIds, source.id]
+                    : sourceIds.filter((other) => other !== source.id),
+                )
+              }
+            />{' '}
+            {source.name}
+          </label>
+        ))}
+        <FieldError error={error} field="/sourceIds" />
+      </fieldset>
+      <ErrorBox error={error} fields={['/regulationType', '/subjectIds', '/sourceIds']} />
+      {create.data && (
+        <p role="status" className="muted">
+          Request {create.data.id} recorded.
+        </p>
+      )}
+      <button type="submit" disabled={create.isPending}>
+        Create request
+      </button>
+    </form>
+  )
+}
+
+/** Lifts one suppression: an UNSUPPRESS for that user, in the same source scope. */
+function LiftButton({ suppression }: { suppression: Suppression }) {
+  const lift = useCreateRegulation()
+  return (
+    <>
+      <button
+        type="button"
+        className="secondary"
+        disabled={lift.isPending}
+        aria-label={`Lift suppression of ${suppression.userId}`}
+        onClick={() =>
+          lift.mutate({
+            regulationType: 'UNSUPPRESS',
+            subjectIds: [suppression.userId],
+            ...(suppression.sourceId === null ? {} : { sourceIds: [suppression.sourceId] }),
+          })
+        }
+      >
+        Lift
+      </button>
+      <ErrorBox error={lift.error} />
+    </>
+  )
+}
