@@ -138,7 +138,8 @@ export interface PrivateCluster {
  * A throw-away PostgreSQL cluster (initdb in a temp dir, its own port and socket dir), built from the
  * same PostgreSQL installation as the shared test server. The restart test uses it so that restarting
  * PostgreSQL never breaks other tests (or other people's work) running against the shared server.
- * initdb refuses to run as root; as root it runs as the `postgres` user.
+ * initdb refuses to run as root; as root it runs as the `postgres` user (util-linux's runuser, by its
+ * full path: a root PATH without sbin must not break the test).
  */
 export async function startPrivateCluster(): Promise<PrivateCluster> {
   const bindir = await postgresBindir()
@@ -146,7 +147,7 @@ export async function startPrivateCluster(): Promise<PrivateCluster> {
   const asRoot = process.getuid?.() === 0
   const wrap = async (command: string, args: string[]) => {
     const [file, argv] = asRoot
-      ? ['runuser', ['-u', 'postgres', '--', join(bindir, command), ...args]]
+      ? ['/usr/sbin/runuser', ['-u', 'postgres', '--', join(bindir, command), ...args]]
       : [join(bindir, command), args]
     try {
       return await run(file, argv, { cwd: dir, timeout: 60_000 })
