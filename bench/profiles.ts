@@ -1,4 +1,5 @@
-// npm run bench -- --only profiles   (or node bench/profiles.ts [--quick])
+// npm run bench -- --only profiles   (or node bench/profiles.ts [--quick] [--parts creation,latency,ingest])
+// --parts runs only the named measurements (for iterating on one of them) and only prints them.
 // Profiles, computed traits and audiences:
 // 1. Audience creation over 100,000 profiles / 1,000,000 calls: seconds until every member's identify
 //    is enqueued, and the peak RSS of the process doing it (goals ≤ 10 s, ≤ 512 MB).
@@ -18,6 +19,10 @@ const latencySeconds = quick ? 2 : 10
 const warmupSeconds = 1
 const ingestMs = quick ? 1_500 : 6_000
 const loadGenerator = join(import.meta.dirname, 'lib/load-generator.ts')
+const partsAt = process.argv.indexOf('--parts')
+const parts = new Set(
+  partsAt >= 0 ? (process.argv[partsAt + 1] ?? '').split(',') : ['creation', 'latency', 'ingest'],
+)
 
 interface Started {
   base: string
@@ -222,10 +227,20 @@ async function measureIngest(withComputations: boolean): Promise<number> {
   }
 }
 
-const creation = await measureCreation()
-const latency = await measureLatency()
-const ingestNone = await measureIngest(false)
-const ingestWith = await measureIngest(true)
+const skipped = {
+  seconds: Number.NaN,
+  members: 0,
+  deliveries: 0,
+  peakRssMb: Number.NaN,
+  seedSeconds: Number.NaN,
+  consumeSeconds: Number.NaN,
+}
+const creation = parts.has('creation') ? await measureCreation() : skipped
+const latency = parts.has('latency')
+  ? await measureLatency()
+  : { p50: Number.NaN, p99: Number.NaN, count: 0, missing: 0 }
+const ingestNone = parts.has('ingest') ? await measureIngest(false) : Number.NaN
+const ingestWith = parts.has('ingest') ? await measureIngest(true) : Number.NaN
 const ingestRatio = ingestWith / ingestNone
 const result = {
   scenario: 'profiles',
@@ -263,8 +278,10 @@ console.log(
     `Seeding (not measured against a goal): ${creation.seedSeconds} s to store the calls, ${creation.consumeSeconds} s for the profile worker to consume them.`,
   ].join('\n'),
 )
-await mkdir(join(import.meta.dirname, 'results'), { recursive: true })
-await writeFile(
-  join(import.meta.dirname, 'results', quick ? 'profiles.quick.json' : 'profiles.json'),
-  `${JSON.stringify(result, null, 2)}\n`,
-)
+if (partsAt < 0) {
+  await mkdir(join(import.meta.dirname, 'results'), { recursive: true })
+  await writeFile(
+    join(import.meta.dirname, 'results', quick ? 'profiles.quick.json' : 'profiles.json'),
+    `${JSON.stringify(result, null, 2)}\n`,
+  )
+}

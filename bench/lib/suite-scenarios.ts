@@ -139,7 +139,13 @@ const deliver: Scenario = {
           goal: 'ratio ≥ 0.6',
           pass: atLeast(ratio, 0.6),
         },
-        metricsCost('Delivery POSTs/s', sluice, num(r.metricsOff?.perSecond), 'POSTs/s', r),
+        metricsCost(
+          'Delivery POSTs/s',
+          num(r.metricsOn?.perSecond) ?? sluice,
+          num(r.metricsOff?.perSecond),
+          'POSTs/s',
+          r,
+        ),
         {
           figure: `Latency p50, Tracking API ack → receipt, at ${rate}`,
           value: p50,

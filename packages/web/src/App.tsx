@@ -20,12 +20,15 @@ const Audiences = lazy(() =>
   import('./pages/Audiences.tsx').then((module) => ({ default: module.Audiences })),
 )
 
+const Profiles = lazy(() => import('./pages/Profiles.tsx').then((module) => ({ default: module.Profiles })))
+
 const NAV = [
   { to: '/sources', label: 'Sources' },
   { to: '/catalog', label: 'Catalog' },
   { to: '/destinations', label: 'Destinations' },
   { to: '/privacy', label: 'Privacy' },
   { to: '/audiences', label: 'Audiences' },
+  { to: '/profiles', label: 'Profiles' },
 ]
 
 export function App() {
@@ -117,6 +120,12 @@ function Page({ path }: { path: string }) {
       return (
         <Suspense fallback={<Loading what="the page" />}>
           <Audiences />
+        </Suspense>
+      )
+    case 'profiles':
+      return (
+        <Suspense fallback={<Loading what="the page" />}>
+          <Profiles />
         </Suspense>
       )
     case 'access':

@@ -153,7 +153,12 @@ export type AudienceNode =
   | { all: AudienceNode[] }
   | { any: AudienceNode[] }
   | { not: AudienceNode }
-  | { event: string; count?: { op: string; value: number }; withinDays?: number }
+  | {
+      event: string
+      where?: { property: string; op: string; value?: unknown }[]
+      count?: { op: string; value: number }
+      withinDays?: number
+    }
   | { trait: string; op: string; value?: unknown }
   | { computedTrait: string; op: string; value?: unknown }
   | { audience: string }
@@ -196,4 +201,13 @@ export interface Profile {
   audiences: string[]
   firstSeenAt: string
   lastSeenAt: string
+}
+
+export interface ProfileEvent {
+  sourceId: string
+  messageId: string
+  type: string
+  event: string | null
+  timestamp: string
+  properties: Record<string, unknown>
 }

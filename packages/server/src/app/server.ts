@@ -10,6 +10,7 @@ import { IngestQueue } from '../ingest/overload.ts'
 import { IngestPipeline } from '../ingest/pipeline.ts'
 import { trackingApi } from '../ingest/tracking-api.ts'
 import { errorBody, HttpError } from '../lib/errors.ts'
+import { LazyChildLogger } from '../lib/lazy-child-logger.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
 import { AccessControl } from '../manage/access-control.ts'
 import { requireAccess } from '../manage/auth.ts'
@@ -109,6 +110,9 @@ export async function createSluice(
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
+    // Each request's child logger is made when it first logs, not for every request.
+    childLoggerFactory: (parent, bindings, options) =>
+      new LazyChildLogger(parent as Logger, bindings, options) as unknown as FastifyBaseLogger,
     // The Tracking API enforces its own 500 KB limit after decompression; this is the transport cap.
     bodyLimit: 1024 * 1024,
     // On close, idle keep-alive connections are dropped at once (requests in flight still finish), or

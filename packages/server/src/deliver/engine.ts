@@ -251,26 +251,44 @@ export class DeliveryEngine {
    */
   private async fill(slot: DestinationSlot): Promise<number | null> {
     this.startReady(slot)
-    const want = 2 * this.concurrency - slot.inFlight - slot.ready.length
-    // Claim in groups rather than one by one as each request finishes: fewer store round trips.
-    if (slot.claiming || want < Math.ceil(this.concurrency / 2)) return null
+    const want = this.claimWanted(slot)
+    if (want === 0) return null
     slot.claiming = true
     try {
       const now = Date.now()
       const claimed = await this.store.claimDeliveries(slot.destination.id, want, now, this.leaseMs)
-      if (!this.running) {
-        await this.store.releaseClaims(claimed.map((delivery) => delivery.id))
-        return null
-      }
-      slot.ready.push(...claimed)
-      this.startReady(slot)
-      if (claimed.length === want) this.pumpAgain = true
-      return claimed.length === 0 && slot.inFlight === 0 && slot.ready.length === 0
+      const complete = await this.claimed(slot, claimed, want)
+      return complete && claimed.length === 0 && slot.inFlight === 0 && slot.ready.length === 0
         ? this.store.nextDueAt(slot.destination.id, now)
         : null
     } finally {
       slot.claiming = false
     }
+  }
+
+  /**
+   * How many deliveries to claim for a destination now: up to one batch ahead of its free slots, and
+   * only in groups of at least half a batch (fewer store round trips than claiming one by one as each
+   * request finishes); 0 while a claim for it is in progress.
+   */
+  private claimWanted(slot: DestinationSlot): number {
+    const want = 2 * this.concurrency - slot.inFlight - slot.ready.length
+    return slot.claiming || !this.running || want < Math.ceil(this.concurrency / 2) ? 0 : want
+  }
+
+  /**
+   * Takes a claim's deliveries into the destination's buffer and starts them. When the engine stopped
+   * meanwhile they are handed back instead (false).
+   */
+  private async claimed(slot: DestinationSlot, claimed: ClaimedDelivery[], want: number): Promise<boolean> {
+    if (!this.running || !this.slots.has(slot.destination.id)) {
+      if (claimed.length > 0) await this.store.releaseClaims(claimed.map((delivery) => delivery.id))
+      return false
+    }
+    slot.ready.push(...claimed)
+    this.startReady(slot)
+    if (claimed.length === want) this.pumpAgain = true
+    return true
   }
 
   /** Starts claimed deliveries while the destination has free slots. */
@@ -357,18 +375,47 @@ export class DeliveryEngine {
     return this.recording ?? Promise.resolve()
   }
 
+  /**
+   * The commit loop. Under load, each commit also claims the next deliveries of every destination
+   * that has room for them (`Store.recordOutcomes` does both in one store round trip): the leases just
+   * released and the slots just freed are refilled without another trip.
+   */
   private async commitOutcomes(): Promise<void> {
     while (this.pendingOutcomes.length > 0) {
       const batch = this.pendingOutcomes
       this.pendingOutcomes = []
       const outcomes = batch.map((item) => item.outcome)
+      const now = Date.now()
+      const claiming: { slot: DestinationSlot; want: number }[] = []
+      // Only under load (a full group): a slot that claims with the commit cannot claim on its own
+      // meanwhile, so at a low rate a new delivery would wait for the commit before it is claimed.
+      for (const slot of batch.length >= this.groupSize ? this.slots.values() : []) {
+        const want = this.claimWanted(slot)
+        if (want === 0) continue
+        slot.claiming = true
+        claiming.push({ slot, want })
+      }
       try {
         const startedAt = performance.now()
-        await this.store.recordOutcomes(outcomes)
+        const claimed = await this.store.recordOutcomes(
+          outcomes,
+          claiming.map(({ slot, want }) => ({
+            destinationId: slot.destination.id,
+            limit: want,
+            now,
+            leaseMs: this.leaseMs,
+          })),
+        )
         this.metrics.committed('outcomes', (performance.now() - startedAt) / 1000, outcomes.length)
+        for (const [i, { slot, want }] of claiming.entries()) {
+          slot.claiming = false
+          await this.claimed(slot, claimed[i] ?? [], want)
+        }
       } catch (error) {
         // The leases run out and these deliveries are attempted again: at-least-once holds.
         this.logger.error({ err: error, count: outcomes.length }, 'recording delivery outcomes failed')
+      } finally {
+        for (const { slot } of claiming) slot.claiming = false
       }
       for (const { slot } of batch) slot.unrecorded--
       for (const slot of new Set(batch.map((item) => item.slot))) this.startReady(slot)

@@ -3,7 +3,7 @@
  * against the computed traits and audiences that exist (the 400 names the node at fault), the key is
  * derived from the name once, and reads carry the audience's size.
  */
-import type { ComputedTraitPatch, Store } from '../store/store.ts'
+import type { AudiencePatch, Store } from '../store/store.ts'
 import { type Audience, type AudienceNode, audienceNotFound, checkDefinition } from './audiences.ts'
 import { computedKeyTaken, snakeCase } from './computed-traits.ts'
 import { ValidationError } from './errors.ts'
@@ -80,12 +80,32 @@ export class AudienceService {
     return this.withSize(audience)
   }
 
-  /** The name (the key stays) and the destinations; a destination added receives every member. */
-  async update(id: string, changes: { name?: string; destinationIds?: string[] }): Promise<AudienceWithSize> {
-    const patch: ComputedTraitPatch = {}
+  /**
+   * The name (the key stays), the destinations (a destination added receives every member), the
+   * definition and includeAnonymous (computed over history again; only memberships that change are
+   * sent) and `enabled` (false: neither evaluated nor synced; true: on again, a failed one retried).
+   */
+  async update(
+    id: string,
+    changes: {
+      name?: string
+      destinationIds?: string[]
+      enabled?: boolean
+      definition?: unknown
+      includeAnonymous?: boolean
+    },
+  ): Promise<AudienceWithSize> {
+    const patch: AudiencePatch = {}
     if (changes.name !== undefined) patch.name = cleanName(changes.name)
     if (changes.destinationIds !== undefined) {
       patch.destinationIds = await existingDestinations(this.store, changes.destinationIds)
+    }
+    if (changes.enabled !== undefined) patch.enabled = changes.enabled
+    if (changes.includeAnonymous !== undefined) patch.includeAnonymous = changes.includeAnonymous
+    if (changes.definition !== undefined) {
+      const current = await this.store.getAudience(id)
+      if (current === null) throw audienceNotFound(id)
+      patch.definition = await this.checked(changes.definition, current.key)
     }
     const updated = await this.store.updateAudience(id, patch)
     if (updated === null) throw audienceNotFound(id)

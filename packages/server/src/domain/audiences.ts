@@ -1,4 +1,5 @@
 import {
+  type ComputationStatus,
   checkCondition,
   checkWhere,
   MAX_WITHIN_DAYS,
@@ -41,7 +42,9 @@ export interface Audience {
   destinationIds: string[]
   /** Profiles without a userId are members too (synced with `userId: null` and their anonymousId). */
   includeAnonymous: boolean
-  status: 'computing' | 'live'
+  status: ComputationStatus
+  /** Why it failed (status `failed`), else null. */
+  error: string | null
   /** When an identify for it was last enqueued, or null. */
   lastSyncAt: number | null
   createdAt: number

@@ -32,6 +32,51 @@ export interface NewComputedTraitInput {
   destinationIds?: string[]
 }
 
+/** What PATCH may change; `null` removes `property` or `withinDays`. */
+export interface ComputedTraitChanges {
+  name?: string
+  destinationIds?: string[]
+  enabled?: boolean
+  kind?: ComputedTraitKind
+  event?: string
+  property?: string | null
+  where?: WhereCondition[]
+  withinDays?: number | null
+}
+
+const DEFINITION_FIELDS = ['kind', 'event', 'property', 'where', 'withinDays'] as const
+
+function optional<K extends string, V>(key: K, value: V | null): { [P in K]?: V } {
+  return (value === null ? {} : { [key]: value }) as { [P in K]?: V }
+}
+
+/** A definition checked (the kind's property, the where list, the window) and normalized. */
+function checkedTraitDefinition(
+  input: Pick<NewComputedTraitInput, 'kind' | 'event' | 'property' | 'where' | 'withinDays'>,
+): Required<ComputedTraitPatch>['definition'] {
+  if (input.kind !== 'count' && !input.property) {
+    throw new ValidationError(
+      '/property',
+      `A ${input.kind} trait reads a property: give "property", e.g. "total".`,
+    )
+  }
+  const where = input.where ?? []
+  checkWhere(where, '/where')
+  if (input.withinDays !== undefined && !(input.withinDays >= 1 && input.withinDays <= MAX_WITHIN_DAYS)) {
+    throw new ValidationError(
+      '/withinDays',
+      `withinDays must be a whole number of days from 1 to ${MAX_WITHIN_DAYS}.`,
+    )
+  }
+  return {
+    kind: input.kind,
+    event: input.event,
+    property: input.kind === 'count' ? null : input.property!,
+    where,
+    withinDays: input.withinDays ?? null,
+  }
+}
+
 export class ComputedTraitService {
   private readonly store: Store
 
@@ -48,29 +93,12 @@ export class ComputedTraitService {
         'The name needs at least one letter or digit: it becomes the trait key.',
       )
     }
-    if (input.kind !== 'count' && !input.property) {
-      throw new ValidationError(
-        '/property',
-        `A ${input.kind} trait reads a property: give "property", e.g. "total".`,
-      )
-    }
-    const where = input.where ?? []
-    checkWhere(where, '/where')
-    if (input.withinDays !== undefined && !(input.withinDays >= 1 && input.withinDays <= MAX_WITHIN_DAYS)) {
-      throw new ValidationError(
-        '/withinDays',
-        `withinDays must be a whole number of days from 1 to ${MAX_WITHIN_DAYS}.`,
-      )
-    }
+    const definition = checkedTraitDefinition(input)
     const destinationIds = await existingDestinations(this.store, input.destinationIds ?? [])
     const created = await this.store.createComputedTrait({
       name,
       key,
-      kind: input.kind,
-      event: input.event,
-      property: input.kind === 'count' ? null : input.property!,
-      where,
-      withinDays: input.withinDays ?? null,
+      ...definition,
       destinationIds,
     })
     if (created === null) throw computedKeyTaken(key)
@@ -88,12 +116,28 @@ export class ComputedTraitService {
     return trait
   }
 
-  /** The name (the key stays) and the destinations; a destination added receives every current value. */
-  async update(id: string, changes: { name?: string; destinationIds?: string[] }): Promise<ComputedTrait> {
+  /**
+   * The name (the key stays), the destinations (a destination added receives every current value),
+   * the definition (any of kind, event, property, where, withinDays: computed over history again, and
+   * only the values that change are sent) and `enabled` (false: neither evaluated nor synced; true: on
+   * again, a failed one retried).
+   */
+  async update(id: string, changes: ComputedTraitChanges): Promise<ComputedTrait> {
     const patch: ComputedTraitPatch = {}
     if (changes.name !== undefined) patch.name = cleanName(changes.name)
     if (changes.destinationIds !== undefined)
       patch.destinationIds = await existingDestinations(this.store, changes.destinationIds)
+    if (changes.enabled !== undefined) patch.enabled = changes.enabled
+    if (DEFINITION_FIELDS.some((field) => changes[field] !== undefined)) {
+      const current = await this.get(id)
+      patch.definition = checkedTraitDefinition({
+        kind: changes.kind ?? current.kind,
+        event: changes.event ?? current.event,
+        ...optional('property', changes.property === undefined ? current.property : changes.property),
+        where: changes.where ?? current.where,
+        ...optional('withinDays', changes.withinDays === undefined ? current.withinDays : changes.withinDays),
+      })
+    }
     const updated = await this.store.updateComputedTrait(id, patch)
     if (updated === null) throw computedTraitNotFound(id)
     return updated

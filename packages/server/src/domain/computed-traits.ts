@@ -50,6 +50,13 @@ export interface WhereCondition {
 /** The longest window a definition may ask for. */
 export const MAX_WITHIN_DAYS = 3_650
 
+/**
+ * `computing` while values (memberships) over existing history are being computed, then `live`;
+ * `disabled` when switched off (neither evaluated nor synced); `failed` when an evaluation threw (see
+ * `error`) — the others go on.
+ */
+export type ComputationStatus = 'computing' | 'live' | 'disabled' | 'failed'
+
 export interface ComputedTrait {
   id: string
   name: string
@@ -62,7 +69,9 @@ export interface ComputedTrait {
   withinDays: number | null
   destinationIds: string[]
   /** `computing` while the values over existing history are being computed, then `live`. */
-  status: 'computing' | 'live'
+  status: ComputationStatus
+  /** Why it failed (status `failed`), else null. */
+  error: string | null
   createdAt: number
   updatedAt: number
 }
@@ -81,6 +90,13 @@ export function snakeCase(name: string): string {
 /** Checks a where list; `at` is the JSON pointer of the list in the request (for the 400). */
 export function checkWhere(where: WhereCondition[], at: string): void {
   where.forEach((condition, index) => {
+    // The management API's schema already says so for computed traits; audience trees arrive unchecked.
+    if (typeof condition.property !== 'string' || condition.property === '') {
+      throw new ValidationError(
+        `${at}/${index}/property`,
+        'Each where condition names the call property it filters on: give "property" (a dotted path reads nested ones).',
+      )
+    }
     checkCondition(condition, `${at}/${index}`)
   })
 }

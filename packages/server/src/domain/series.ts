@@ -103,3 +103,34 @@ export function percentile(buckets: number[], q: number): number | null {
   }
   return null
 }
+
+/** Calls a source stored in one minute (by the minute they were received). */
+export interface SourceMinute {
+  minute: number
+  accepted: number
+}
+
+export interface SourceSeriesPoint {
+  /** Start of the step, epoch ms. */
+  at: number
+  /** Calls stored (accepted, not duplicates) in the step. */
+  accepted: number
+}
+
+/** Sums a source's minutes into steps starting at `from` (the last one may be partial); quiet steps are zeros. */
+export function toSourceSeries(
+  minutes: SourceMinute[],
+  from: number,
+  to: number,
+  step: number,
+): SourceSeriesPoint[] {
+  const points = Array.from({ length: Math.ceil((to - from) / step) }, (_, index) => ({
+    at: from + index * step,
+    accepted: 0,
+  }))
+  for (const { minute, accepted } of minutes) {
+    const point = points[Math.floor((minute - from) / step)]
+    if (point) point.accepted += accepted
+  }
+  return points
+}

@@ -5,6 +5,7 @@
 import type { SourcePatch, Store } from '../store/store.ts'
 import { requireSource } from './lookups.ts'
 import { cleanName } from './names.ts'
+import { checkSeriesRange, type SourceSeriesPoint, toSourceSeries } from './series.ts'
 import { NO_TRAFFIC_YET, type Source, type SourceStats, sourceNotFound } from './sources.ts'
 
 export interface SourceWithStats {
@@ -62,6 +63,14 @@ export class SourceService {
   /** Replaces the write key; the old one stops authenticating at once. */
   async rotateWriteKey(id: string): Promise<SourceWithStats> {
     return this.update(id, { rotateWriteKey: true })
+  }
+
+  /** Calls the source stored per `step` ms over `[from, to)`; steps start at `from` taken down to the minute. */
+  async series(id: string, from: number, to: number, step: number): Promise<SourceSeriesPoint[]> {
+    checkSeriesRange(from, to, step)
+    from = Math.floor(from / 60_000) * 60_000
+    await requireSource(this.store, id)
+    return toSourceSeries(await this.store.sourceMinutes(id, from, to), from, to, step)
   }
 
   /** Deletes the source, its connections to destinations, and its stored messages and deliveries. */

@@ -14,6 +14,7 @@ import {
   timestamp,
   withNotFound,
 } from './common-schemas.ts'
+import { computationStatus, enabledSwitch } from './computed-trait-schemas.ts'
 
 const definition = {
   type: 'object',
@@ -43,6 +44,7 @@ const audience = {
     'destinationIds',
     'includeAnonymous',
     'status',
+    'error',
     'size',
     'lastSyncAt',
     'createdAt',
@@ -58,11 +60,7 @@ const audience = {
     definition,
     destinationIds,
     includeAnonymous,
-    status: {
-      type: 'string',
-      enum: ['computing', 'live'],
-      description: '`computing` while memberships over existing history are computed, then `live`.',
-    },
+    ...computationStatus,
     size: { type: 'integer', description: 'Current members.' },
     lastSyncAt: { ...nullableTimestamp, description: 'When an identify for it was last enqueued.' },
     createdAt: timestamp,
@@ -143,11 +141,16 @@ export const getAudienceSchema = {
 
 export const updateAudienceSchema = {
   tags,
-  summary: 'Rename an audience or change its destinations',
-  description: 'The key and definition never change. A destination added receives one `true` per member.',
+  summary: 'Change an audience: name, destinations, definition, enabled',
+  description:
+    'The key never changes. A destination added receives one `true` per member. A changed `definition` or `includeAnonymous` is computed over history again (status `computing`), and only the memberships that changed are sent (`true` on entering, `false` on leaving).',
   security: ADMIN_SECURITY,
   params: audienceIdParams,
-  body: { type: 'object', additionalProperties: false, properties: { name: resourceName, destinationIds } },
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { name: resourceName, destinationIds, enabled: enabledSwitch, definition, includeAnonymous },
+  },
   response: { 200: { ...audience, description: 'The audience as updated.' }, ...withNotFound },
 } as const
 

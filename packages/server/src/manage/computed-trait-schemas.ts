@@ -36,6 +36,37 @@ const destinationIds = {
   description: 'Destinations that receive an identify call whenever the value changes.',
 } as const
 
+/** `status` and `error` of a computed trait or an audience; shared with audiences. */
+export const computationStatus = {
+  status: {
+    type: 'string',
+    enum: ['computing', 'live', 'disabled', 'failed'],
+    description:
+      '`computing` while values over existing history are computed, then `live`; `disabled` when switched off (`PATCH {"enabled": false}`): neither evaluated nor synced; `failed` when an evaluation failed (see `error`): it stops, the others go on, and `PATCH {"enabled": true}` or a new definition retries it.',
+  },
+  error: { type: ['string', 'null'], description: 'Why it failed (status `failed`), else null.' },
+} as const
+
+/** PATCH's switch; shared with audiences. */
+export const enabledSwitch = {
+  type: 'boolean',
+  description:
+    '`false` disables it (neither evaluated nor synced; its last values stay); `true` enables it again (or retries a failed one): it is computed over history again, and only values that changed since the last sent are sent.',
+} as const
+
+const definitionFields = {
+  kind: { type: 'string', enum: COMPUTED_TRAIT_KINDS },
+  event: { type: 'string', minLength: 1, description: 'The track event the calls must have.' },
+  property: { type: 'string', minLength: 1, description: 'Required for every kind but `count`.' },
+  where: { type: 'array', items: whereCondition, description: 'Every condition must hold.' },
+  withinDays: {
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_WITHIN_DAYS,
+    description: 'Only calls of the last N days.',
+  },
+} as const
+
 const computedTrait = {
   type: 'object',
   required: [
@@ -49,6 +80,7 @@ const computedTrait = {
     'withinDays',
     'destinationIds',
     'status',
+    'error',
     'createdAt',
     'updatedAt',
   ],
@@ -65,11 +97,7 @@ const computedTrait = {
     where: { type: 'array', items: whereCondition },
     withinDays: { type: ['integer', 'null'] },
     destinationIds,
-    status: {
-      type: 'string',
-      enum: ['computing', 'live'],
-      description: '`computing` while values over existing history are computed, then `live`.',
-    },
+    ...computationStatus,
     createdAt: timestamp,
     updatedAt: timestamp,
   },
@@ -93,20 +121,7 @@ export const createComputedTraitSchema = {
     type: 'object',
     required: ['name', 'kind', 'event'],
     additionalProperties: false,
-    properties: {
-      name: resourceName,
-      kind: { type: 'string', enum: COMPUTED_TRAIT_KINDS },
-      event: { type: 'string', minLength: 1, description: 'The track event the calls must have.' },
-      property: { type: 'string', minLength: 1, description: 'Required for every kind but `count`.' },
-      where: { type: 'array', items: whereCondition, description: 'Every condition must hold.' },
-      withinDays: {
-        type: 'integer',
-        minimum: 1,
-        maximum: MAX_WITHIN_DAYS,
-        description: 'Only calls of the last N days.',
-      },
-      destinationIds,
-    },
+    properties: { name: resourceName, ...definitionFields, destinationIds },
   },
   response: {
     201: { ...computedTrait, description: 'The new computed trait.' },
@@ -140,14 +155,22 @@ export const getComputedTraitSchema = {
 
 export const updateComputedTraitSchema = {
   tags,
-  summary: 'Rename a computed trait or change its destinations',
-  description: 'The key never changes. A destination added receives the current value of every profile.',
+  summary: 'Change a computed trait: name, destinations, definition, enabled',
+  description:
+    'The key never changes. A destination added receives the current value of every profile. A changed definition (any of `kind`, `event`, `property`, `where`, `withinDays`; `null` removes `property` or `withinDays`) is computed over history again (status `computing`), and only the values that differ from the last one sent are sent.',
   security: ADMIN_SECURITY,
   params: traitIdParams,
   body: {
     type: 'object',
     additionalProperties: false,
-    properties: { name: resourceName, destinationIds },
+    properties: {
+      name: resourceName,
+      destinationIds,
+      enabled: enabledSwitch,
+      ...definitionFields,
+      property: { ...definitionFields.property, type: ['string', 'null'] },
+      withinDays: { ...definitionFields.withinDays, type: ['integer', 'null'] },
+    },
   },
   response: { 200: { ...computedTrait, description: 'The computed trait as updated.' }, ...withNotFound },
 } as const

@@ -28,6 +28,7 @@ import {
   replayDestinationSchema,
   testDestinationSchema,
 } from './delivery-schemas.ts'
+import { parseTime, seriesAnswer, seriesRange } from './series-query.ts'
 import { attemptResultView, deliveryRequestView, deliveryView, statsView } from './views.ts'
 
 export interface DeliveryEndpointsOptions {
@@ -47,24 +48,6 @@ function parseDeliveryId(raw: string): number {
     )
   }
   return id
-}
-
-/** ISO 8601 date (`2026-01-31`, midnight UTC) or date-time with a zone (`Z` or `±hh:mm`). */
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i
-
-/** A time query parameter (`since`, `until`) as epoch ms. */
-function parseTime(raw: string, name = 'since'): number {
-  const at = ISO_8601.test(raw) ? Date.parse(raw) : Number.NaN
-  if (Number.isNaN(at)) {
-    throw new HttpError(
-      400,
-      'validation_failed',
-      `The query parameter "${name}" must be an ISO 8601 time with a time zone, such as 2026-01-31T12:00:00Z ` +
-        `(URL-encode "+" as %2B), or a date such as 2026-01-31; got "${raw}".`,
-      `/${name}`,
-    )
-  }
-  return at
 }
 
 export const deliveryEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
@@ -111,16 +94,8 @@ export const deliveryEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   })
 
   app.get('/destinations/:id/stats/series', { schema: destinationSeriesSchema }, async (request) => {
-    const to = request.query.to === undefined ? Date.now() : parseTime(request.query.to, 'to')
-    const from = request.query.from === undefined ? to - 3_600_000 : parseTime(request.query.from, 'from')
-    const step = (request.query.step ?? 60) * 1000
-    const points = await deliveries.series(request.params.id, from, to, step)
-    return {
-      from: points[0]?.at === undefined ? new Date(from).toISOString() : new Date(points[0].at).toISOString(),
-      to: new Date(to).toISOString(),
-      step: step / 1000,
-      points: points.map((point) => ({ ...point, at: new Date(point.at).toISOString() })),
-    }
+    const range = seriesRange(request.query)
+    return seriesAnswer(range, await deliveries.series(request.params.id, range.from, range.to, range.step))
   })
 
   app.get('/destinations/:id/stats', { schema: destinationStatsSchema }, async (request) =>

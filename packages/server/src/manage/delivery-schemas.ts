@@ -21,6 +21,7 @@ import {
   timestamp,
   withNotFound,
 } from './common-schemas.ts'
+import { seriesQuerystring, seriesResponse } from './series-query.ts'
 
 const deliveryTags = ['Deliveries']
 
@@ -277,44 +278,18 @@ export const destinationSeriesSchema = {
     'Per step: attempts that got a 2xx answer (`succeeded`) and those that did not (`failed`), and the p50 and p95 request latency, estimated from a latency histogram kept per minute. Answered from per-minute rollups, so a week comes back in milliseconds.',
   security: ADMIN_SECURITY,
   params: destinationIdParams,
-  querystring: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      from: { type: 'string', description: 'Start, ISO 8601 (default: an hour before `to`).' },
-      to: { type: 'string', description: 'End, ISO 8601 (default: now).' },
-      step: {
-        type: 'integer',
-        minimum: 60,
-        description: 'Seconds per point, a whole number of minutes (default 60). At most 1,500 points.',
-      },
-    },
-  },
+  querystring: seriesQuerystring,
   response: {
-    200: {
-      description: 'The points, oldest first, one per step (zeros where nothing happened).',
-      type: 'object',
-      required: ['from', 'to', 'step', 'points'],
+    200: seriesResponse({
+      required: ['at', 'succeeded', 'failed', 'latencyP50Ms', 'latencyP95Ms'],
       properties: {
-        from: timestamp,
-        to: timestamp,
-        step: { type: 'integer', description: 'Seconds per point.' },
-        points: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['at', 'succeeded', 'failed', 'latencyP50Ms', 'latencyP95Ms'],
-            properties: {
-              at: timestamp,
-              succeeded: { type: 'integer' },
-              failed: { type: 'integer' },
-              latencyP50Ms: { type: ['integer', 'null'] },
-              latencyP95Ms: { type: ['integer', 'null'] },
-            },
-          },
-        },
+        at: timestamp,
+        succeeded: { type: 'integer' },
+        failed: { type: 'integer' },
+        latencyP50Ms: { type: ['integer', 'null'] },
+        latencyP95Ms: { type: ['integer', 'null'] },
       },
-    },
+    }),
     ...withNotFound,
   },
 } as const

@@ -1,15 +1,18 @@
 /**
- * HTTP endpoints for sources: `/sources`, `/sources/:id` and `/sources/:id/rotate-write-key`.
+ * HTTP endpoints for sources: `/sources`, `/sources/:id`, `/sources/:id/rotate-write-key` and
+ * `/sources/:id/stats/series` (calls over time).
  */
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
 import type { SourceService } from '../domain/source-service.ts'
 import { canSeeSecrets } from './auth.ts'
+import { seriesAnswer, seriesRange } from './series-query.ts'
 import {
   createSourceSchema,
   deleteSourceSchema,
   getSourceSchema,
   listSourcesSchema,
   rotateWriteKeySchema,
+  sourceSeriesSchema,
   updateSourceSchema,
 } from './source-schemas.ts'
 import { sourceView } from './views.ts'
@@ -38,6 +41,11 @@ export const sourceEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   app.post('/sources/:id/rotate-write-key', { schema: rotateWriteKeySchema }, async (request) =>
     sourceView(await sources.rotateWriteKey(request.params.id)),
   )
+
+  app.get('/sources/:id/stats/series', { schema: sourceSeriesSchema }, async (request) => {
+    const range = seriesRange(request.query)
+    return seriesAnswer(range, await sources.series(request.params.id, range.from, range.to, range.step))
+  })
 
   app.delete('/sources/:id', { schema: deleteSourceSchema }, async (request, reply) => {
     await sources.delete(request.params.id)

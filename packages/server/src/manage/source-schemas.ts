@@ -12,6 +12,7 @@ import {
   timestamp,
   withNotFound,
 } from './common-schemas.ts'
+import { seriesQuerystring, seriesResponse } from './series-query.ts'
 
 const source = {
   type: 'object',
@@ -119,4 +120,21 @@ export const deleteSourceSchema = {
   security: ADMIN_SECURITY,
   params: idParams,
   response: { 204: deleted, ...withNotFound },
+} as const
+
+export const sourceSeriesSchema = {
+  tags: sourceTags,
+  summary: "A source's calls over time",
+  description:
+    'Per step: the calls the source stored (`accepted`; duplicates and refused calls are not counted), by the minute they were received. Answered from per-minute figures the ingest keeps as it commits, so a week comes back in milliseconds.',
+  security: ADMIN_SECURITY,
+  params: idParams,
+  querystring: seriesQuerystring,
+  response: {
+    200: seriesResponse({
+      required: ['at', 'accepted'],
+      properties: { at: timestamp, accepted: { type: 'integer', description: 'Calls stored in the step.' } },
+    }),
+    ...withNotFound,
+  },
 } as const

@@ -23,7 +23,7 @@ import type { Destination, DestinationType, WebhooksSettings } from '../domain/d
 import type { MessageType, StoredMessageType } from '../domain/messages.ts'
 import type { Profile, ProfileEvent, ProfileIdentity } from '../domain/profiles.ts'
 import type { Regulation, RegulationStatus, RegulationType, Suppression } from '../domain/regulations.ts'
-import type { MinuteFigures } from '../domain/series.ts'
+import type { MinuteFigures, SourceMinute } from '../domain/series.ts'
 import type { Source, SourceStats } from '../domain/sources.ts'
 import type { AccessToken, TokenRole } from '../domain/tokens.ts'
 
@@ -107,6 +107,14 @@ export interface ClaimedDelivery {
   payload: Record<string, unknown>
 }
 
+/** A claim made with `Store.recordOutcomes`: the arguments of `Store.claimDeliveries`. */
+export interface ClaimRequest {
+  destinationId: string
+  limit: number
+  now: number
+  leaseMs: number
+}
+
 /** The result of one attempt of a claimed delivery: recorded atomically, and the lease released. */
 export interface DeliveryOutcome {
   deliveryId: number
@@ -167,15 +175,29 @@ export interface DestinationBacklog {
 }
 
 /** A computed trait to create (the domain has checked it); the store adds id, status and times. */
-export type NewComputedTrait = Omit<ComputedTrait, 'id' | 'status' | 'createdAt' | 'updatedAt'>
+export type NewComputedTrait = Omit<ComputedTrait, 'id' | 'status' | 'error' | 'createdAt' | 'updatedAt'>
 
 /** An audience to create (the domain has checked its definition). */
-export type NewAudience = Omit<Audience, 'id' | 'status' | 'lastSyncAt' | 'createdAt' | 'updatedAt'>
+export type NewAudience = Omit<Audience, 'id' | 'status' | 'error' | 'lastSyncAt' | 'createdAt' | 'updatedAt'>
 
 /** Of a computed trait or an audience. */
 export interface ComputedTraitPatch {
   name?: string
   destinationIds?: string[]
+  /** false: disabled (neither evaluated nor synced); true: enabled again (a failed one is retried). */
+  enabled?: boolean
+  /** A new definition: computed over history again; only values that change are sent. */
+  definition?: Pick<ComputedTrait, 'kind' | 'event' | 'property' | 'where' | 'withinDays'>
+}
+
+export interface AudiencePatch {
+  name?: string
+  destinationIds?: string[]
+  /** As for computed traits. */
+  enabled?: boolean
+  /** A new definition: computed over history again; only memberships that change are sent. */
+  definition?: AudienceNode
+  includeAnonymous?: boolean
 }
 
 /** Which deliveries a count covers; every one when empty. */
@@ -256,8 +278,12 @@ export interface Store {
     now: number,
     leaseMs: number,
   ): Promise<ClaimedDelivery[]>
-  /** Records attempts and new states in one transaction, releasing the leases. */
-  recordOutcomes(outcomes: DeliveryOutcome[]): Promise<void>
+  /**
+   * Records attempts and new states in one transaction, releasing the leases; then, in the same call
+   * (one store round trip for the delivery engine), makes each of `claims` as `claimDeliveries`
+   * would. Resolves with the claimed deliveries, one list per claim, once the outcomes are committed.
+   */
+  recordOutcomes(outcomes: DeliveryOutcome[], claims?: ClaimRequest[]): Promise<ClaimedDelivery[][]>
   /** Releases leases without recording anything (shutdown before sending). */
   releaseClaims(deliveryIds: number[]): Promise<void>
   /** When the destination's earliest unleased pending or retrying delivery is due, or null. */
@@ -326,6 +352,8 @@ export interface Store {
   rollUpDeliveries(now: number): Promise<number>
   /** A destination's figures per minute in `[from, to)`: rolled up, plus the minutes not rolled up yet. */
   deliveryMinutes(destinationId: string, from: number, to: number): Promise<MinuteFigures[]>
+  /** Calls a source stored per minute (by the minute they were received) in `[from, to)`; quiet minutes are left out. */
+  sourceMinutes(sourceId: string, from: number, to: number): Promise<SourceMinute[]>
 
   // --- access tokens ---
   createToken(input: NewAccessToken): Promise<AccessToken>
@@ -369,7 +397,10 @@ export interface Store {
   /** Oldest first. */
   listComputedTraits(): Promise<ComputedTrait[]>
   getComputedTrait(id: string): Promise<ComputedTrait | null>
-  /** Name and destinations; its profiles are queued again, so a new destination receives every value. */
+  /**
+   * Name, destinations, definition, enabled (see ComputedTraitPatch); its profiles are queued again, so
+   * a new destination receives every value and a new definition is computed over history.
+   */
   updateComputedTrait(id: string, patch: ComputedTraitPatch): Promise<ComputedTrait | null>
   /** With its values and sent state. Nothing is sent. */
   deleteComputedTrait(id: string): Promise<boolean>
@@ -381,8 +412,8 @@ export interface Store {
   /** Oldest first. */
   listAudiences(): Promise<Audience[]>
   getAudience(id: string): Promise<Audience | null>
-  /** Name and destinations; every profile is queued again, so a new destination receives every member. */
-  updateAudience(id: string, patch: ComputedTraitPatch): Promise<Audience | null>
+  /** As updateComputedTrait; every profile is queued again. */
+  updateAudience(id: string, patch: AudiencePatch): Promise<Audience | null>
   /** With its memberships and sent state. Nothing is sent. */
   deleteAudience(id: string): Promise<boolean>
   /**

@@ -6,11 +6,13 @@
  */
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
+import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import { spawnSluice } from '../helpers/process.ts'
+import { startTestSluice } from '../helpers/sluice.ts'
 import { trackCall } from '../helpers/tracking.ts'
 import { startCountingReceiver } from '../postgres/harness.ts'
 import { until } from '../reliability/helpers.ts'
@@ -135,5 +137,79 @@ test('SIGTERM under load loses nothing and leaves no lease held', async () => {
   } finally {
     await receiver.close()
     await rm(dataDir, { recursive: true, force: true })
+  }
+})
+
+/** Reads HTTP/1.1 responses off a raw socket until `count` status lines have arrived. */
+function statusLines(socket: Socket, count: number): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    let text = ''
+    const check = () => {
+      const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]))
+      if (statuses.length >= count) resolve(statuses)
+    }
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString()
+      check()
+    })
+    socket.on('error', reject)
+    socket.on('close', () => {
+      check()
+      reject(new Error(`the connection closed after:\n${text}`))
+    })
+  })
+}
+
+const refusesConnections = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const probe = connect(port, '127.0.0.1')
+    probe.on('connect', () => {
+      probe.destroy()
+      resolve(false)
+    })
+    probe.on('error', () => resolve(true))
+  })
+
+test('once shutdown begins /readyz answers 503, while a request in flight is still answered and committed', async () => {
+  const sluice = await startTestSluice()
+  const source = await sluice.createSource('Draining')
+  const port = Number(new URL(sluice.url).port)
+  const call = JSON.stringify({ batch: [trackCall({ messageId: 'in-flight-at-sigterm' })] })
+  const auth = Buffer.from(`${source.writeKey}:`).toString('base64')
+  // A request whose body is only half sent when shutdown begins keeps its connection busy.
+  const socket = connect(port, '127.0.0.1')
+  await new Promise((resolve) => socket.once('connect', resolve))
+  const responses = statusLines(socket, 2)
+  socket.write(
+    `POST /v1/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic ${auth}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(call)}\r\n\r\n`,
+  )
+  socket.write(call.slice(0, 10))
+  try {
+    const before = await fetch(`${sluice.url}/readyz`)
+    assert.equal(before.status, 200, await before.text())
+
+    const closed = sluice.close()
+    await until('the listener to close', () => refusesConnections(port), Boolean, 30_000)
+    // The rest of the body, and a readiness probe pipelined behind it on the same connection.
+    socket.write(`${call.slice(10)}GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)
+    assert.deepEqual(await responses, [200, 503])
+    await closed
+  } finally {
+    socket.destroy()
+    await sluice.close()
+  }
+
+  const db = new DatabaseSync(join(sluice.dataDir, 'sluice.db'), { readOnly: true })
+  try {
+    const stored = db.prepare('SELECT message_id FROM messages').all() as { message_id: string }[]
+    assert.deepEqual(
+      stored.map((row) => row.message_id),
+      ['in-flight-at-sigterm'],
+      'the call answered 200 during shutdown was committed',
+    )
+  } finally {
+    db.close()
+    await rm(sluice.dataDir, { recursive: true, force: true })
   }
 })

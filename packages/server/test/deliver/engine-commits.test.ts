@@ -10,7 +10,7 @@ import type { AttemptResult, SendRequest, WebhookSender } from '../../src/delive
 import { type RetrySettings, retrySettings } from '../../src/deliver/retry-policy.ts'
 import type { Destination } from '../../src/domain/destinations.ts'
 import type { Logger } from '../../src/lib/logger.ts'
-import type { ClaimedDelivery, DeliveryOutcome, Store } from '../../src/store/store.ts'
+import type { ClaimedDelivery, ClaimRequest, DeliveryOutcome, Store } from '../../src/store/store.ts'
 import { eventually, sleep } from './receivers.ts'
 
 const CONCURRENCY = 8
@@ -47,35 +47,37 @@ function harness(
   let committed = 0
   let maxUnrecorded = 0
   const commits: number[] = []
+  const claimDeliveries = async (_id: string, limit: number) => {
+    const batch: ClaimedDelivery[] = []
+    for (; batch.length < limit && claimed < total; claimed++) {
+      batch.push({
+        id: claimed,
+        destinationId: destination.id,
+        sourceId: 'src_1',
+        receivedAt: 0,
+        attemptCount: 0,
+        firstAttemptAt: null,
+        closedUrls: [],
+        payload: {
+          type: 'track',
+          userId: 'u',
+          event: 'E',
+          messageId: `m-${claimed}`,
+          timestamp: '2026-01-31T12:00:00.000Z',
+        },
+      })
+    }
+    return batch
+  }
   const store = {
     kind: 'sqlite',
     listDestinations: async () => [destination],
-    claimDeliveries: async (_id: string, limit: number) => {
-      const batch: ClaimedDelivery[] = []
-      for (; batch.length < limit && claimed < total; claimed++) {
-        batch.push({
-          id: claimed,
-          destinationId: destination.id,
-          sourceId: 'src_1',
-          receivedAt: 0,
-          attemptCount: 0,
-          firstAttemptAt: null,
-          closedUrls: [],
-          payload: {
-            type: 'track',
-            userId: 'u',
-            event: 'E',
-            messageId: `m-${claimed}`,
-            timestamp: '2026-01-31T12:00:00.000Z',
-          },
-        })
-      }
-      return batch
-    },
-    recordOutcomes: async (outcomes: DeliveryOutcome[]) => {
+    claimDeliveries,
+    recordOutcomes: async (outcomes: DeliveryOutcome[], claims: ClaimRequest[] = []) => {
       await sleep(commitMs)
       commits.push(outcomes.length)
       committed += outcomes.length
+      return Promise.all(claims.map((claim) => claimDeliveries(claim.destinationId, claim.limit)))
     },
     releaseClaims: async () => {},
     nextDueAt: async () => null,

@@ -12,8 +12,12 @@ after(async () => {
   for (const s of running) await s.destroy()
 })
 
+/**
+ * An API-only Sluice: these tests read what ingest stored and routed, so nothing may deliver (and
+ * move a delivery out of `pending`) while they look.
+ */
 async function start(dataDir?: string): Promise<TestSluice> {
-  const sluice = await startTestSluice(dataDir ? { dataDir } : {})
+  const sluice = await startTestSluice({ role: 'api', ...(dataDir ? { dataDir } : {}) })
   running.push(sluice)
   return sluice
 }

@@ -6,46 +6,34 @@ import assert from 'node:assert/strict'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { opensslHmacSha1, type Receiver, startReceiver } from '../deliver/receivers.ts'
+import { opensslHmacSha1, type Receiver } from '../deliver/receivers.ts'
 import { runCli } from '../helpers/process.ts'
-import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
-import { send } from '../helpers/tracking.ts'
+import type { TestSluice } from '../helpers/sluice.ts'
 import { until } from '../reliability/helpers.ts'
+import { type SyncFixture, startSyncFixture } from './sync-fixture.ts'
 
 const SECRET = 'audience-secret'
 
 describe('audiences API', () => {
+  let fixture: SyncFixture
   let sluice: TestSluice
   let receiver: Receiver
-  let writeKey: string
   let destinationId: string
 
   before(async () => {
-    sluice = await startTestSluice()
-    receiver = await startReceiver()
-    writeKey = (await sluice.createSource()).writeKey
-    const created = await sluice.api('POST', '/api/v1/destinations', {
-      name: 'Ads',
-      type: 'webhooks',
-      sourceIds: [],
-      settings: { webhooks: [{ url: `${receiver.url}/ads` }], sharedSecret: SECRET },
-    })
-    destinationId = created.body.id
+    fixture = await startSyncFixture({ name: 'Ads', path: '/ads', secret: SECRET })
+    ;({ sluice, receiver, destinationId } = fixture)
   })
-  after(async () => {
-    await sluice.destroy()
-    await receiver.close()
-  })
+  after(() => fixture.close())
 
-  const batch = (calls: Record<string, unknown>[]) =>
-    send(sluice.url, '/v1/batch', { batch: calls }, { writeKey })
+  const batch = (calls: Record<string, unknown>[]) => fixture.batch(calls)
   const order = (userId: string, total: number) => ({
     type: 'track',
     userId,
     event: 'Order Completed',
     properties: { total },
   })
-  const bodies = () => receiver.requests.map((request) => JSON.parse(request.body.toString('utf8')))
+  const bodies = () => fixture.bodies()
   const definition = { event: 'Order Completed', where: [{ property: 'total', op: '>=', value: 100 }] }
 
   test('created over existing users: one true per member; then entry, exit; preview, size, CLI', async () => {
@@ -154,8 +142,23 @@ describe('audiences API', () => {
       assert.equal(response.body.error.field, field, JSON.stringify(response.body))
       assert.match(response.body.error.message, message)
     }
-    // Definitions never change and may only refer to audiences that exist, so the one cycle an API
-    // request can make is an audience referring to itself.
+    // An empty where property, which computed traits refuse too.
+    const noProperty = await sluice.api('POST', '/api/v1/audiences', {
+      name: 'Bad',
+      definition: { event: 'A', where: [{ property: '', op: 'exists' }] },
+    })
+    assert.equal(noProperty.status, 400)
+    assert.equal(noProperty.body.error.field, '/definition/where/0/property')
+    // A cycle made by an edit: "base" changed to include "derived", which includes "base".
+    const base = (await sluice.api('GET', '/api/v1/audiences')).body.audiences.find(
+      (audience: { key: string }) => audience.key === 'base',
+    )
+    const cycle = await sluice.api('PATCH', `/api/v1/audiences/${base.id}`, {
+      definition: { any: [{ event: 'Login' }, { audience: 'derived' }] },
+    })
+    assert.equal(cycle.status, 400, JSON.stringify(cycle.body))
+    assert.equal(cycle.body.error.field, '/definition/any/1/audience/audience')
+    assert.match(cycle.body.error.message, /makes a cycle: base → derived → base/)
     const selfReference = await sluice.api('POST', '/api/v1/audiences', {
       name: 'Loop',
       definition: { all: [{ audience: 'loop' }] },
@@ -171,5 +174,65 @@ describe('audiences API', () => {
     )
     const renamed = await sluice.api('PATCH', `/api/v1/audiences/${derived.id}`, { name: 'Renamed' })
     assert.equal(renamed.body.key, 'derived')
+  })
+  test('PATCH: a new definition syncs only who changed; enabled false/true; a bad definition is a 400', async () => {
+    const bought = (userId: string) => ({ type: 'track', userId, event: 'Plan Bought' })
+    await batch([bought('pat'), bought('quinn'), bought('quinn')])
+    const created = await sluice.api('POST', '/api/v1/audiences', {
+      name: 'Patched',
+      definition: { event: 'Plan Bought' },
+      destinationIds: [destinationId],
+    })
+    assert.equal(created.status, 201)
+    const sentFor = () => bodies().filter((body) => 'patched' in body.traits)
+    const who = () =>
+      sentFor()
+        .map((body) => `${body.userId}:${body.traits.patched}`)
+        .sort()
+    await until(
+      'both members get true',
+      async () => who(),
+      (sent) => sent.length === 2,
+      60_000,
+    )
+    assert.deepEqual(who(), ['pat:true', 'quinn:true'])
+    const path = `/api/v1/audiences/${created.body.id}`
+    const edited = await sluice.api('PATCH', path, {
+      name: 'Patched (twice)',
+      definition: { event: 'Plan Bought', count: { op: '>=', value: 2 } },
+    })
+    assert.equal(edited.status, 200)
+    assert.equal(edited.body.key, 'patched')
+    assert.deepEqual(edited.body.definition.count, { op: '>=', value: 2 })
+    await until(
+      'pat leaves',
+      async () => who(),
+      (sent) => sent.includes('pat:false'),
+      60_000,
+    )
+    const live = await until(
+      'live again',
+      async () => (await sluice.api('GET', path)).body,
+      (audience) => audience.status === 'live',
+      60_000,
+    )
+    assert.equal(live.size, 1)
+    assert.equal(live.error, null)
+    assert.deepEqual(who(), ['pat:false', 'pat:true', 'quinn:true'], 'quinn is not sent again')
+
+    const bad = await sluice.api('PATCH', path, { definition: { all: [{ event: 'X', count: { op: '~' } }] } })
+    assert.equal(bad.status, 400)
+    assert.match(bad.body.error.field, /^\/definition\/all\/0\/count/)
+
+    const disabled = await sluice.api('PATCH', path, { enabled: false })
+    assert.equal(disabled.body.status, 'disabled')
+    const enabled = await sluice.api('PATCH', path, { enabled: true })
+    assert.equal(enabled.body.status, 'computing')
+    await until(
+      'live again',
+      async () => (await sluice.api('GET', path)).body,
+      (audience) => audience.status === 'live',
+      60_000,
+    )
   })
 })

@@ -4,45 +4,33 @@
 // that say what is wrong with a definition.
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { opensslHmacSha1, type Receiver, startReceiver } from '../deliver/receivers.ts'
-import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
-import { send } from '../helpers/tracking.ts'
+import { opensslHmacSha1, type Receiver } from '../deliver/receivers.ts'
+import type { TestSluice } from '../helpers/sluice.ts'
 import { until } from '../reliability/helpers.ts'
+import { type SyncFixture, startSyncFixture } from './sync-fixture.ts'
 
 const SECRET = 'computed-secret'
 
 describe('computed traits API', () => {
+  let fixture: SyncFixture
   let sluice: TestSluice
   let receiver: Receiver
-  let writeKey: string
   let destinationId: string
 
   before(async () => {
-    sluice = await startTestSluice()
-    receiver = await startReceiver()
-    writeKey = (await sluice.createSource()).writeKey
-    const created = await sluice.api('POST', '/api/v1/destinations', {
-      name: 'CRM',
-      type: 'webhooks',
-      sourceIds: [],
-      settings: { webhooks: [{ url: `${receiver.url}/crm` }], sharedSecret: SECRET },
-    })
-    destinationId = created.body.id
+    fixture = await startSyncFixture({ name: 'CRM', path: '/crm', secret: SECRET })
+    ;({ sluice, receiver, destinationId } = fixture)
   })
-  after(async () => {
-    await sluice.destroy()
-    await receiver.close()
-  })
+  after(() => fixture.close())
 
-  const batch = (calls: Record<string, unknown>[]) =>
-    send(sluice.url, '/v1/batch', { batch: calls }, { writeKey })
+  const batch = (calls: Record<string, unknown>[]) => fixture.batch(calls)
   const order = (who: Record<string, string>, total: number) => ({
     type: 'track',
     event: 'Order Completed',
     properties: { total },
     ...who,
   })
-  const bodies = () => receiver.requests.map((request) => JSON.parse(request.body.toString('utf8')))
+  const bodies = () => fixture.bodies()
 
   test('created over history: one signed identify per identified buyer, then one per change', async () => {
     await batch([
@@ -185,5 +173,44 @@ describe('computed traits API', () => {
     assert.equal(renamed.body.key, 'visits')
     assert.equal((await sluice.api('DELETE', `/api/v1/computed-traits/${created.body.id}`)).status, 204)
     assert.equal((await sluice.api('GET', `/api/v1/computed-traits/${created.body.id}`)).status, 404)
+  })
+  test('PATCH: a new definition is computed over history; a bad one is a 400; disable and enable', async () => {
+    const created = await sluice.api('POST', '/api/v1/computed-traits', {
+      name: 'Spend',
+      kind: 'sum',
+      event: 'Order Completed',
+      property: 'total',
+      destinationIds: [destinationId],
+    })
+    assert.equal(created.status, 201)
+    const path = `/api/v1/computed-traits/${created.body.id}`
+    const live = () =>
+      until(
+        'live',
+        async () => (await sluice.api('GET', path)).body,
+        (trait) => trait.status === 'live',
+        60_000,
+      )
+    await live()
+    const edited = await sluice.api('PATCH', path, { kind: 'max', withinDays: 30 })
+    assert.equal(edited.status, 200)
+    assert.equal(edited.body.kind, 'max')
+    assert.equal(edited.body.property, 'total')
+    assert.equal(edited.body.withinDays, 30)
+    assert.equal((await live()).error, null)
+    const cleared = await sluice.api('PATCH', path, { withinDays: null })
+    assert.equal(cleared.body.withinDays, null)
+
+    const noProperty = await sluice.api('PATCH', path, { property: null })
+    assert.equal(noProperty.status, 400)
+    assert.equal(noProperty.body.error.field, '/property')
+    const badWhere = await sluice.api('PATCH', path, { where: [{ property: 'total', op: 'in', value: 3 }] })
+    assert.equal(badWhere.status, 400)
+    assert.equal(badWhere.body.error.field, '/where/0/value')
+
+    assert.equal((await sluice.api('PATCH', path, { enabled: false })).body.status, 'disabled')
+    assert.equal((await sluice.api('GET', path)).body.status, 'disabled')
+    assert.equal((await sluice.api('PATCH', path, { enabled: true })).body.status, 'computing')
+    await live()
   })
 })

@@ -99,7 +99,9 @@ describe('two API processes and two workers on one PostgreSQL', () => {
       SLUICE_DATA_DIR: dataDir,
       SLUICE_ADMIN_TOKEN: ADMIN,
       SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
-      SLUICE_DELIVERY_LEASE_MS: '4000',
+      // Far above the request timeout: on a loaded machine a stalled survivor must not outlive its own
+      // lease and send a delivery twice, which would break the bound this suite checks.
+      SLUICE_DELIVERY_LEASE_MS: '10000',
       SLUICE_REQUEST_TIMEOUT_MS: '2000',
       SLUICE_DELIVERY_CONCURRENCY: String(CONCURRENCY),
     }
@@ -162,7 +164,7 @@ describe('two API processes and two workers on one PostgreSQL', () => {
     const arrivedAtKill = receiver.seen.size
     assert.ok(arrivedAtKill < total, 'the kill happened mid-delivery')
 
-    // The survivor finishes, including the dead worker's deliveries once their 4 s lease runs out.
+    // The survivor finishes, including the dead worker's deliveries once their 10 s lease runs out.
     assert.ok(
       await poll(
         async () =>

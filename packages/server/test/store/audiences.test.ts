@@ -3,12 +3,12 @@
 // call, a window aging out, anonymous members only with includeAnonymous, computed-trait and audience
 // references, erasure sending nothing, and the preview.
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
+import { describe } from 'node:test'
 import type { AudienceNode } from '../../src/domain/audiences.ts'
 import type { Destination } from '../../src/domain/destinations.ts'
 import type { Source } from '../../src/domain/sources.ts'
 import type { NewAudience, Store } from '../../src/store/store.ts'
-import { backends, call, drain, type Opened, settle } from './profile-backends.ts'
+import { backends, call, drain, type Opened, profileTest, settle, syncPayloads } from './profile-backends.ts'
 
 const DAY = 86_400_000
 
@@ -32,13 +32,9 @@ function audience(destination: Destination, overrides: Partial<NewAudience> = {}
 
 /** The identify calls sent to a destination since `from`, as [userId or anonymousId, traits]. */
 async function sentTo(store: Store, destination: Destination, from = 0): Promise<[string, unknown][]> {
-  const deliveries = (await store.listDeliveries(destination.id, { limit: 1000 })).toReversed().slice(from)
-  const sent: [string, unknown][] = []
-  for (const delivery of deliveries) {
-    const { payload } = (await store.getMessage(delivery.sourceId, delivery.messageId))!
-    sent.push([(payload.userId ?? `anon:${payload.anonymousId}`) as string, payload.traits])
-  }
-  return sent
+  return (await syncPayloads(store, destination))
+    .slice(from)
+    .map((payload) => [(payload.userId ?? `anon:${payload.anonymousId}`) as string, payload.traits])
 }
 
 for (const backend of backends) {
@@ -46,23 +42,7 @@ for (const backend of backends) {
     const withStore = (
       name: string,
       body: (opened: Opened, source: Source, destination: Destination) => Promise<void>,
-    ) =>
-      test(name, async () => {
-        const opened = await backend.open()
-        try {
-          const source = await opened.store.createSource({ name: 'web', enabled: true })
-          const destination = await opened.store.createDestination({
-            name: 'hook',
-            type: 'webhooks',
-            enabled: true,
-            sourceIds: [],
-            settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook', headers: {} }], sharedSecret: null },
-          })
-          await body(opened, source, destination)
-        } finally {
-          await opened.cleanup()
-        }
-      })
+    ) => profileTest(backend, name, body)
 
     withStore(
       'the life of a membership: created over history, enter, repeat, leave',
@@ -215,6 +195,37 @@ for (const backend of backends) {
         assert.equal(await store.computationSize(loyalPro.id), 0)
         assert.ok(await store.deleteAudience(loyalPro.id))
         assert.equal(await store.getAudience(loyalPro.id), null)
+      },
+    )
+    withStore(
+      'a definition edit and a disable/enable send only the memberships that changed',
+      async ({ store }, web, hook) => {
+        await store.ingest([
+          call(web, { userId: 'ada', event: 'Order Completed', properties: { total: 150 } }),
+          call(web, { userId: 'ada', event: 'Order Completed', properties: { total: 150 } }),
+          call(web, { userId: 'bob', event: 'Order Completed', properties: { total: 150 } }),
+        ])
+        const created = (await store.createAudience(audience(hook)))!
+        await settle(store)
+        assert.deepEqual((await sentTo(store, hook)).sort(), [
+          ['ada', { big_spenders: true }],
+          ['bob', { big_spenders: true }],
+        ])
+        const twice: AudienceNode = { event: 'Order Completed', count: { op: '>=', value: 2 } }
+        const edited = await store.updateAudience(created.id, { definition: twice })
+        assert.equal(edited?.status, 'computing')
+        assert.deepEqual(edited?.definition, twice)
+        await settle(store)
+        assert.deepEqual(await sentTo(store, hook, 2), [['bob', { big_spenders: false }]])
+        assert.equal(await store.computationSize(created.id), 1)
+
+        assert.equal((await store.updateAudience(created.id, { enabled: false }))?.status, 'disabled')
+        await store.ingest([call(web, { userId: 'bob', event: 'Order Completed' })])
+        assert.equal(await settle(store), 0, 'nothing is sent while disabled')
+        await store.updateAudience(created.id, { enabled: true })
+        await settle(store)
+        assert.deepEqual(await sentTo(store, hook, 3), [['bob', { big_spenders: true }]])
+        assert.equal((await store.getAudience(created.id))?.status, 'live')
       },
     )
   })

@@ -3,11 +3,11 @@
 // aging out, merges adding up, erasure sending nothing, a destination added later getting every value,
 // and two handles evaluating at once sending nothing twice.
 import assert from 'node:assert/strict'
-import { describe, test } from 'node:test'
+import { describe } from 'node:test'
 import type { Destination } from '../../src/domain/destinations.ts'
 import type { Source } from '../../src/domain/sources.ts'
-import type { NewComputedTrait, Store } from '../../src/store/store.ts'
-import { backends, call, drain, type Opened, settle } from './profile-backends.ts'
+import type { NewComputedTrait } from '../../src/store/store.ts'
+import { backends, call, drain, type Opened, profileTest, settle, syncPayloads } from './profile-backends.ts'
 
 const DAY = 86_400_000
 
@@ -26,15 +26,7 @@ function trait(overrides: Partial<NewComputedTrait> = {}): NewComputedTrait {
 }
 
 /** Every sync identify sent to a destination so far, oldest first, as stored. */
-async function syncs(store: Store, destination: Destination): Promise<Record<string, any>[]> {
-  const deliveries = await store.listDeliveries(destination.id, { limit: 1000 })
-  const payloads = []
-  for (const delivery of deliveries.toReversed()) {
-    const message = await store.getMessage(delivery.sourceId, delivery.messageId)
-    payloads.push(message!.payload)
-  }
-  return payloads
-}
+const syncs = syncPayloads
 
 const sent = (payloads: Record<string, any>[]) => payloads.map((p) => [p.userId, p.traits])
 
@@ -43,23 +35,7 @@ for (const backend of backends) {
     const withStore = (
       name: string,
       body: (opened: Opened, source: Source, destination: Destination) => Promise<void>,
-    ) =>
-      test(name, async () => {
-        const opened = await backend.open()
-        try {
-          const source = await opened.store.createSource({ name: 'web', enabled: true })
-          const destination = await opened.store.createDestination({
-            name: 'hook',
-            type: 'webhooks',
-            enabled: true,
-            sourceIds: [],
-            settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook', headers: {} }], sharedSecret: null },
-          })
-          await body(opened, source, destination)
-        } finally {
-          await opened.cleanup()
-        }
-      })
+    ) => profileTest(backend, name, body)
 
     withStore(
       'created over history: one identify per identified profile with a value, then only changes',
@@ -249,6 +225,88 @@ for (const backend of backends) {
         assert.equal(payloads.length, 50)
         assert.equal(new Set(payloads.map((p) => p.userId)).size, 50)
         assert.ok(payloads.every((p) => p.traits.orders_last_30_days === 4))
+      },
+    )
+    withStore(
+      'disabled: neither evaluated nor synced; enabled again, only what changed is sent',
+      async ({ store }, web, hook) => {
+        const created = (await store.createComputedTrait(trait({ destinationIds: [hook.id] })))!
+        await store.ingest([call(web, { userId: 'ada', event: 'Order Completed' })])
+        assert.equal(await settle(store), 1)
+        const disabled = await store.updateComputedTrait(created.id, { enabled: false })
+        assert.equal(disabled?.status, 'disabled')
+        await store.ingest([
+          call(web, { userId: 'ada', event: 'Order Completed' }),
+          call(web, { userId: 'bob', event: 'Viewed' }),
+        ])
+        assert.equal(await settle(store), 0, 'nothing is sent while disabled')
+        assert.equal((await store.getComputedTrait(created.id))?.status, 'disabled')
+        assert.equal((await store.updateComputedTrait(created.id, { enabled: true }))?.status, 'computing')
+        assert.equal(await settle(store), 1)
+        assert.deepEqual(sent((await syncs(store, hook)).slice(1)), [['ada', { orders_last_30_days: 2 }]])
+        assert.equal((await store.getComputedTrait(created.id))?.status, 'live')
+        await store.updateComputedTrait(created.id, { enabled: true })
+        assert.equal(await settle(store), 0, 'never the same value twice in a row')
+      },
+    )
+
+    withStore(
+      'an evaluation error fails that trait only, with its error; a new definition retries it',
+      async ({ store }, web, hook) => {
+        const fragile = (await store.createComputedTrait(trait({ destinationIds: [hook.id] })))!
+        const sturdy = (await store.createComputedTrait(
+          trait({ name: 'Orders', key: 'orders', destinationIds: [hook.id] }),
+        ))!
+        await store.ingest([call(web, { userId: 'ada', event: 'Order Completed' })])
+        assert.equal(await settle(store), 2)
+        // A definition the evaluator cannot run (the service would refuse it; the store takes it as given).
+        const broken = { ...trait(), where: 'not a list' as unknown as [] }
+        await store.updateComputedTrait(fragile.id, { definition: broken })
+        await store.ingest([call(web, { userId: 'ada', event: 'Order Completed' })])
+        assert.equal(await settle(store), 1, 'the other trait goes on')
+        assert.deepEqual(sent((await syncs(store, hook)).slice(2)), [['ada', { orders: 2 }]])
+        const failed = (await store.getComputedTrait(fragile.id))!
+        assert.equal(failed.status, 'failed')
+        assert.match(failed.error ?? '', /\S/)
+        assert.equal((await store.getComputedTrait(sturdy.id))?.status, 'live')
+        await store.ingest([call(web, { userId: 'ada', event: 'Order Completed' })])
+        assert.equal(await settle(store), 1, 'a failed trait is not evaluated')
+        const retried = await store.updateComputedTrait(fragile.id, { definition: { ...trait() } })
+        assert.equal(retried?.status, 'computing')
+        assert.equal(retried?.error, null)
+        assert.equal(await settle(store), 1)
+        assert.deepEqual(sent((await syncs(store, hook)).slice(4)), [['ada', { orders_last_30_days: 3 }]])
+        assert.equal((await store.getComputedTrait(fragile.id))?.status, 'live')
+      },
+    )
+
+    withStore(
+      'a new definition is computed over history and only the values that changed are sent',
+      async ({ store }, web, hook) => {
+        const created = (await store.createComputedTrait(trait({ destinationIds: [hook.id] })))!
+        await store.ingest([
+          call(web, { userId: 'ada', event: 'Order Completed', properties: { total: 10 } }),
+          call(web, { userId: 'ada', event: 'Order Completed', properties: { total: 5 } }),
+          call(web, { userId: 'bob', event: 'Order Completed', properties: { total: 7 } }),
+          call(web, { userId: 'cy', event: 'Viewed' }),
+        ])
+        assert.equal(await settle(store), 2)
+        const where = [{ property: 'total', op: '>=' as const, value: 6 }]
+        await store.updateComputedTrait(created.id, { definition: { ...trait(), where } })
+        assert.equal(await settle(store), 1)
+        assert.deepEqual(sent((await syncs(store, hook)).slice(2)), [['ada', { orders_last_30_days: 1 }]])
+        // Another event: the old event's profiles are evaluated too (no call of it any more: null).
+        const updated = await store.updateComputedTrait(created.id, {
+          definition: { ...trait(), event: 'Viewed' },
+        })
+        assert.equal(updated?.event, 'Viewed')
+        assert.equal(await settle(store), 3)
+        assert.deepEqual(sent((await syncs(store, hook)).slice(3)).sort(), [
+          ['ada', { orders_last_30_days: null }],
+          ['bob', { orders_last_30_days: null }],
+          ['cy', { orders_last_30_days: 1 }],
+        ])
+        assert.equal(await store.computationSize(created.id), 1)
       },
     )
   })

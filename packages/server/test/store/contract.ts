@@ -540,6 +540,51 @@ export function storeContract(backend: StoreBackend): void {
       },
     )
 
+    withStore(
+      'recordOutcomes with claims: outcomes committed, then each claim made as claimDeliveries makes it',
+      async ({ store }) => {
+        const { destination } = await backlog(store, 5)
+        const now = Date.now()
+        const lease = 30_000
+        const first = await store.claimDeliveries(destination.id, 2, now, lease)
+        assert.equal(first.length, 2)
+        const [done, retry] = first as [ClaimedDelivery, ClaimedDelivery]
+        const claimed = await store.recordOutcomes(
+          [outcome(done), outcome(retry, { status: 'retrying', nextAttemptAt: now })],
+          [
+            { destinationId: destination.id, limit: 10, now, leaseMs: lease },
+            { destinationId: 'dst_other', limit: 10, now, leaseMs: lease },
+            { destinationId: destination.id, limit: 0, now, leaseMs: lease },
+          ],
+        )
+        assert.equal(claimed.length, 3, 'one list per claim')
+        const [mine, other, none] = claimed as [ClaimedDelivery[], ClaimedDelivery[], ClaimedDelivery[]]
+        // The retrying delivery's lease was released by its outcome and it is due: claimed again, with
+        // its recorded attempt; the delivered one is final and is not.
+        assert.deepEqual(
+          mine.map((d) => d.id).sort((a, b) => a - b),
+          (await store.listDeliveries(destination.id, { status: 'pending', limit: 10 }))
+            .map((d) => d.id)
+            .concat(retry.id)
+            .sort((a, b) => a - b),
+        )
+        assert.equal(mine.find((d) => d.id === retry.id)?.attemptCount, 1)
+        assert.equal(typeof mine[0]!.payload.messageId, 'string')
+        assert.equal(mine[0]!.destinationId, destination.id)
+        assert.deepEqual(other, [])
+        assert.deepEqual(none, [])
+        assert.equal((await store.getDelivery(done.id))?.status, 'delivered')
+        assert.deepEqual(await store.claimDeliveries(destination.id, 10, now, lease), [], 'all leased')
+        assert.deepEqual(await store.recordOutcomes([]), [])
+        // Claims alone, without outcomes: leases that ran out are claimed again.
+        const [again] = await store.recordOutcomes(
+          [],
+          [{ destinationId: destination.id, limit: 10, now: now + lease + 1, leaseMs: lease }],
+        )
+        assert.equal(again?.length, 4)
+      },
+    )
+
     withStore('listDeliveries: newest first, status filter, id cursor', async ({ store }) => {
       const { destination } = await backlog(store, 5)
       const all = await store.listDeliveries(destination.id, { limit: 10 })

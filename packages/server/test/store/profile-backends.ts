@@ -5,6 +5,8 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { test } from 'node:test'
+import type { Destination } from '../../src/domain/destinations.ts'
 import type { Source } from '../../src/domain/sources.ts'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
 import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
@@ -103,4 +105,41 @@ export async function settle(store: Store, now = Date.now()): Promise<number> {
     deliveries += deliveriesCreated
     if (evaluated === 0) return deliveries
   }
+}
+
+/**
+ * A test on `backend` with what every profile test starts from: a source and a webhooks destination
+ * connected to no source (computations are connected to it by id). The store is cleaned up after.
+ */
+export function profileTest(
+  backend: (typeof backends)[number],
+  name: string,
+  body: (opened: Opened, source: Source, destination: Destination) => Promise<void>,
+): void {
+  test(name, async () => {
+    const opened = await backend.open()
+    try {
+      const source = await opened.store.createSource({ name: 'web', enabled: true })
+      const destination = await opened.store.createDestination({
+        name: 'hook',
+        type: 'webhooks',
+        enabled: true,
+        sourceIds: [],
+        settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook', headers: {} }], sharedSecret: null },
+      })
+      await body(opened, source, destination)
+    } finally {
+      await opened.cleanup()
+    }
+  })
+}
+
+/** The payloads of every sync identify enqueued for `destination` so far, oldest first. */
+export async function syncPayloads(store: Store, destination: Destination): Promise<Record<string, any>[]> {
+  const deliveries = await store.listDeliveries(destination.id, { limit: 1000 })
+  const payloads: Record<string, any>[] = []
+  for (const delivery of deliveries.toReversed()) {
+    payloads.push((await store.getMessage(delivery.sourceId, delivery.messageId))!.payload)
+  }
+  return payloads
 }

@@ -12,10 +12,16 @@ import { launchChromium } from '../helpers/browser.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
 import { writeKeyAuth } from '../manage/helpers.ts'
 import { until } from '../reliability/helpers.ts'
-import { assertAccessible, requireBuiltApp, screenshot } from './web-harness.ts'
+import {
+  assertAccessible,
+  openPage,
+  requireBuiltApp,
+  SLOW,
+  screenshot,
+  signIn as signInAt,
+} from './web-harness.ts'
 
 /** Generous: the machine running the tests may be loaded. */
-const SLOW = 60_000
 
 describe('the Privacy and Audiences pages in Chromium', () => {
   let sluice: TestSluice
@@ -42,16 +48,8 @@ describe('the Privacy and Audiences pages in Chromium', () => {
       SLOW,
     )
 
-  const signIn = async (target: Page, token: string) => {
-    await target.goto(sluice.url)
-    await target.getByLabel('Access token').fill(token)
-    await target.getByRole('button', { name: 'Sign in' }).click()
-    await target.getByRole('heading', { name: 'Sources' }).waitFor({ timeout: SLOW })
-  }
-  const open = async (target: Page, name: 'Privacy' | 'Audiences') => {
-    await target.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click()
-    await target.getByRole('heading', { name, level: 1 }).waitFor({ timeout: SLOW })
-  }
+  const signIn = (target: Page, token: string) => signInAt(target, sluice.url, token)
+  const open = (target: Page, name: 'Privacy' | 'Audiences') => openPage(target, name)
 
   before(async () => {
     requireBuiltApp()

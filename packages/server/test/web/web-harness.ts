@@ -47,3 +47,20 @@ export async function assertAccessible(page: Page, what: string): Promise<void> 
   })
   assert.deepEqual(violations, [], `axe-core found serious or critical violations on ${what}`)
 }
+
+/** How long a browser step may wait for the app (a loaded machine runs Chromium slowly). */
+export const SLOW = 60_000
+
+/** Signs in at `baseUrl` with `token` and waits for the first page, Sources. */
+export async function signIn(page: Page, baseUrl: string, token: string): Promise<void> {
+  await page.goto(baseUrl)
+  await page.getByLabel('Access token').fill(token)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('heading', { name: 'Sources' }).waitFor({ timeout: SLOW })
+}
+
+/** Follows the main navigation's link `name` and waits for that page's heading. */
+export async function openPage(page: Page, name: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click()
+  await page.getByRole('heading', { name, level: 1 }).waitFor({ timeout: SLOW })
+}

@@ -3,7 +3,7 @@
  * trait, computed trait, in audience). Each node knows its JSON pointer, so the API's 400 is shown next
  * to the node it points at (e.g. `/definition/all/1/computedTrait`).
  */
-import { useId } from 'react'
+import { type ReactNode, useId } from 'react'
 import { ApiError, type AudienceNode } from '../api.ts'
 import { FieldError } from '../ui.tsx'
 
@@ -26,9 +26,23 @@ export const WHERE_OPERATORS = [
 export type Draft =
   | { kind: 'all' | 'any'; children: Draft[] }
   | { kind: 'not'; child: Draft }
-  | { kind: 'event'; event: string; countOp: string; countValue: string; withinDays: string }
+  | {
+      kind: 'event'
+      event: string
+      where: WhereDraft[]
+      countOp: string
+      countValue: string
+      withinDays: string
+    }
   | { kind: 'trait' | 'computedTrait'; name: string; op: string; value: string }
   | { kind: 'audience'; key: string }
+
+/** One `where` filter as typed: the value is parsed when the definition is built. */
+export interface WhereDraft {
+  property: string
+  op: string
+  value: string
+}
 
 type Kind = Draft['kind']
 
@@ -50,7 +64,7 @@ export function emptyDraft(kind: Kind): Draft {
     case 'not':
       return { kind, child: emptyDraft('event') }
     case 'event':
-      return { kind, event: '', countOp: '', countValue: '1', withinDays: '' }
+      return { kind, event: '', where: [], countOp: '', countValue: '1', withinDays: '' }
     case 'trait':
     case 'computedTrait':
       return { kind, name: '', op: '=', value: '' }
@@ -70,6 +84,14 @@ function parseValue(op: string, text: string): unknown {
   return text
 }
 
+/** The filters as the API takes them; empty means none. */
+export function toWhere(where: WhereDraft[]): { property: string; op: string; value?: unknown }[] {
+  return where.map(({ property, op, value }) => {
+    const parsed = parseValue(op, value)
+    return { property: property.trim(), op, ...(parsed === undefined ? {} : { value: parsed }) }
+  })
+}
+
 /** Whole numbers stay numbers; anything else is sent as typed, for the API to point at. */
 function parseWhole(text: string): unknown {
   const trimmed = text.trim()
@@ -87,6 +109,7 @@ export function toDefinition(draft: Draft): AudienceNode {
     case 'event':
       return {
         event: draft.event.trim(),
+        ...(draft.where.length === 0 ? {} : { where: toWhere(draft.where) }),
         ...(draft.countOp === ''
           ? {}
           : { count: { op: draft.countOp, value: parseWhole(draft.countValue) } }),
@@ -202,7 +225,7 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
         <div className="node-fields">
           <NodeInput
             name="Event"
-            label={label}
+            label={`condition ${label}`}
             value={draft.event}
             field={`${at}/event`}
             error={error}
@@ -210,7 +233,7 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
           />
           <NodeSelect
             name="Count"
-            label={label}
+            label={`condition ${label}`}
             value={draft.countOp}
             options={['', ...COUNT_OPERATORS]}
             empty="at least once"
@@ -221,7 +244,7 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
           {draft.countOp !== '' && (
             <NodeInput
               name="Times"
-              label={label}
+              label={`condition ${label}`}
               type="number"
               value={draft.countValue}
               field={`${at}/count/value`}
@@ -231,12 +254,19 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
           )}
           <NodeInput
             name="Within days"
-            label={label}
+            label={`condition ${label}`}
             type="number"
             value={draft.withinDays}
             field={`${at}/withinDays`}
             error={error}
             onChange={(withinDays) => onChange({ ...draft, withinDays })}
+          />
+          <WhereEditor
+            where={draft.where}
+            onChange={(where) => onChange({ ...draft, where })}
+            at={`${at}/where`}
+            context={`condition ${label}`}
+            error={error}
           />
         </div>
       )
@@ -246,7 +276,7 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
         <div className="node-fields">
           <NodeInput
             name={draft.kind === 'trait' ? 'Trait' : 'Computed trait key'}
-            label={label}
+            label={`condition ${label}`}
             value={draft.name}
             field={`${at}/${draft.kind}`}
             error={error}
@@ -254,7 +284,7 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
           />
           <NodeSelect
             name="Operator"
-            label={label}
+            label={`condition ${label}`}
             value={draft.op}
             options={WHERE_OPERATORS}
             field={`${at}/op`}
@@ -264,7 +294,7 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
           {draft.op !== 'exists' && draft.op !== 'not_exists' && (
             <NodeInput
               name="Value"
-              label={label}
+              label={`condition ${label}`}
               value={draft.value}
               field={`${at}/value`}
               error={error}
@@ -278,7 +308,7 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
         <div className="node-fields">
           <NodeInput
             name="Audience key"
-            label={label}
+            label={`condition ${label}`}
             value={draft.key}
             field={`${at}/audience`}
             error={error}
@@ -289,8 +319,88 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
   }
 }
 
+/**
+ * The `where` filters of a performed-event condition or a computed trait: property, operator, value,
+ * each labelled with its number and what it filters (`context`, e.g. "condition 1.2") for screen readers.
+ */
+export function WhereEditor({
+  where,
+  onChange,
+  at,
+  context,
+  error,
+}: {
+  where: WhereDraft[]
+  onChange: (where: WhereDraft[]) => void
+  /** JSON pointer of the list, e.g. `/definition/all/0/where`. */
+  at: string
+  context: string
+  error: unknown
+}) {
+  const change = (index: number, changed: Partial<WhereDraft>) =>
+    onChange(where.map((item, at) => (at === index ? { ...item, ...changed } : item)))
+  return (
+    <div className="where">
+      {where.map((item, index) => {
+        const label = `${context}, where ${index + 1}`
+        const field = `${at}/${index}`
+        return (
+          // biome-ignore lint/suspicious/noArrayIndexKey: a filter's place in the list is its identity (and its pointer).
+          <div className="where-row" key={index}>
+            <NodeInput
+              name="Where property"
+              label={label}
+              value={item.property}
+              field={`${field}/property`}
+              error={error}
+              onChange={(property) => change(index, { property })}
+            />
+            <NodeSelect
+              name="Where operator"
+              label={label}
+              value={item.op}
+              options={WHERE_OPERATORS}
+              field={`${field}/op`}
+              error={error}
+              onChange={(op) => change(index, { op })}
+            />
+            {item.op !== 'exists' && item.op !== 'not_exists' && (
+              <NodeInput
+                name={item.op === 'in' ? 'Where values (comma-separated)' : 'Where value'}
+                label={label}
+                value={item.value}
+                field={`${field}/value`}
+                error={error}
+                onChange={(value) => change(index, { value })}
+              />
+            )}
+            <button
+              type="button"
+              className="link"
+              aria-label={`Remove where ${index + 1} of ${context}`}
+              onClick={() => onChange(where.filter((_, at) => at !== index))}
+            >
+              Remove
+            </button>
+            <FieldError error={error} field={field} exact />
+          </div>
+        )
+      })}
+      <FieldError error={error} field={at} exact />
+      <button
+        type="button"
+        className="secondary"
+        aria-label={`Add where to ${context}`}
+        onClick={() => onChange([...where, { property: '', op: '=', value: '' }])}
+      >
+        Add where
+      </button>
+    </div>
+  )
+}
+
 interface InputProps {
-  /** The visible label; the condition number is added for screen readers. */
+  /** The visible label; what it belongs to (e.g. "condition 1.2") is added for screen readers. */
   name: string
   label: string
   value: string
@@ -299,68 +409,66 @@ interface InputProps {
   onChange: (value: string) => void
 }
 
-function NodeInput({
+/** The props a control gets from its field: its id, and the error state screen readers hear. */
+interface ControlProps {
+  id: string
+  value: string
+  'aria-invalid': true | undefined
+  'aria-describedby': string | undefined
+  onChange: (event: { target: { value: string } }) => void
+}
+
+/** A labelled control with the API's error for `field` under it. */
+function NodeField({
   name,
   label,
   value,
   field,
   error,
   onChange,
-  type = 'text',
-}: InputProps & { type?: string }) {
+  control,
+}: InputProps & { control: (props: ControlProps) => ReactNode }) {
   const id = useId()
   const failed = claims(error, field)
   return (
     <div className="field">
       <label htmlFor={id}>
         {name}
-        <span className="visually-hidden"> (condition {label})</span>
+        <span className="visually-hidden"> ({label})</span>
       </label>
-      <input
-        id={id}
-        type={type}
-        value={value}
-        aria-invalid={failed || undefined}
-        aria-describedby={failed ? `${id}-error` : undefined}
-        onChange={(event) => onChange(event.target.value)}
-      />
+      {control({
+        id,
+        value,
+        'aria-invalid': failed || undefined,
+        'aria-describedby': failed ? `${id}-error` : undefined,
+        onChange: (event) => onChange(event.target.value),
+      })}
       <FieldError error={error} field={field} id={`${id}-error`} />
     </div>
   )
 }
 
+function NodeInput({ type = 'text', ...props }: InputProps & { type?: string }) {
+  return <NodeField {...props} control={(control) => <input type={type} {...control} />} />
+}
+
 function NodeSelect({
-  name,
-  label,
-  value,
-  field,
-  error,
-  onChange,
   options,
   empty,
+  ...props
 }: InputProps & { options: readonly string[]; empty?: string }) {
-  const id = useId()
-  const failed = claims(error, field)
   return (
-    <div className="field">
-      <label htmlFor={id}>
-        {name}
-        <span className="visually-hidden"> (condition {label})</span>
-      </label>
-      <select
-        id={id}
-        value={value}
-        aria-invalid={failed || undefined}
-        aria-describedby={failed ? `${id}-error` : undefined}
-        onChange={(event) => onChange(event.target.value)}
-      >
-        {options.map((option) => (
-          <option key={option} value={option}>
-            {option === '' ? empty : option}
-          </option>
-        ))}
-      </select>
-      <FieldError error={error} field={field} id={`${id}-error`} />
-    </div>
+    <NodeField
+      {...props}
+      control={(control) => (
+        <select {...control}>
+          {options.map((option) => (
+            <option key={option} value={option}>
+              {option === '' ? empty : option}
+            </option>
+          ))}
+        </select>
+      )}
+    />
   )
 }

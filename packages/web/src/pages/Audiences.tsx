@@ -1,19 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
-import {
-  ApiError,
-  type Audience,
-  api,
-  type ComputedTrait,
-  type Destination,
-  get,
-  type Profile,
-} from '../api.ts'
+import { type Audience, api, type ComputedTrait, type Destination, get } from '../api.ts'
 import { useCanWrite } from '../session.ts'
-import { CodeBlock, ErrorBox, formatTime, Loading, StatusBadge, TableScroll, TextField } from '../ui.tsx'
+import { ErrorBox, formatTime, Link, Loading, StatusBadge, TableScroll, TextField } from '../ui.tsx'
 import { type Draft, emptyDraft, NodeEditor, toDefinition } from './AudienceBuilder.tsx'
 import { ComputedTraitForm } from './ComputedTraitForm.tsx'
 import { DestinationChoice } from './DestinationChoice.tsx'
+import { ItemActions } from './ItemActions.tsx'
+import { ProfileLookup } from './ProfileLookup.tsx'
 
 /** Audiences and computed traits: lists, creation, preview; and a profile looked up by user id. */
 export function Audiences() {
@@ -60,6 +54,7 @@ export function Audiences() {
                 </th>
                 <th scope="col">Last sync</th>
                 <th scope="col">Destinations</th>
+                {canWrite && <th scope="col">Actions</th>}
               </tr>
             </thead>
             <tbody>
@@ -90,6 +85,7 @@ export function Audiences() {
                 <th scope="col">Event</th>
                 <th scope="col">Status</th>
                 <th scope="col">Destinations</th>
+                {canWrite && <th scope="col">Actions</th>}
               </tr>
             </thead>
             <tbody>
@@ -109,6 +105,17 @@ export function Audiences() {
                     <StatusBadge status={trait.status} />
                   </td>
                   <td>{destinationNames(trait.destinationIds, destinationList)}</td>
+                  {canWrite && (
+                    <td>
+                      <ItemActions
+                        name={trait.name}
+                        itemKey={trait.key}
+                        path={`/computed-traits/${trait.id}`}
+                        queryKey="computed-traits"
+                        noun="computed trait"
+                      />
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>
@@ -119,6 +126,9 @@ export function Audiences() {
 
       <h2 className="spaced">Profile lookup</h2>
       <ProfileLookup />
+      <p>
+        <Link to="/profiles">The Profiles page</Link> also shows a profile's calls.
+      </p>
     </section>
   )
 }
@@ -166,10 +176,21 @@ function AudienceRow({ audience, destinations }: { audience: Audience; destinati
             </button>
           )}
         </td>
+        {canWrite && (
+          <td>
+            <ItemActions
+              name={audience.name}
+              itemKey={audience.key}
+              path={`/audiences/${audience.id}`}
+              queryKey="audiences"
+              noun="audience"
+            />
+          </td>
+        )}
       </tr>
       {editing !== null && (
         <tr>
-          <td colSpan={6}>
+          <td colSpan={7}>
             <form
               aria-label={`Destinations of ${audience.name}`}
               onSubmit={(event) => {
@@ -303,63 +324,5 @@ function AudienceForm({ destinations }: { destinations: Destination[] }) {
         </button>
       </div>
     </form>
-  )
-}
-
-function ProfileLookup() {
-  const [userId, setUserId] = useState('')
-  const [looked, setLooked] = useState('')
-  const profile = useQuery({
-    queryKey: ['profile', looked],
-    queryFn: () => get<Profile>(`/profiles?userId=${encodeURIComponent(looked)}`),
-    enabled: looked !== '',
-    retry: false,
-  })
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    setLooked(userId.trim())
-    if (userId.trim() === looked) void profile.refetch()
-  }
-  const notFound = profile.error instanceof ApiError && profile.error.status === 404
-  return (
-    <div className="card">
-      <form onSubmit={submit} className="inline-form" aria-label="Profile lookup">
-        <TextField label="User ID" value={userId} onChange={setUserId} />
-        <button type="submit">Look up</button>
-      </form>
-      {profile.isFetching && <Loading what="the profile" />}
-      {notFound ? (
-        <p role="status">No profile has the user id {looked}.</p>
-      ) : (
-        <ErrorBox error={profile.error} />
-      )}
-      {profile.data && !profile.isFetching && (
-        <section aria-label="Profile" className="profile">
-          <p>
-            <code>{profile.data.id}</code> — user ids {profile.data.userIds.join(', ') || 'none'}; anonymous
-            ids {profile.data.anonymousIds.join(', ') || 'none'}; seen {formatTime(profile.data.firstSeenAt)}{' '}
-            to {formatTime(profile.data.lastSeenAt)}.
-          </p>
-          <h3>Audiences</h3>
-          {profile.data.audiences.length === 0 ? (
-            <p className="muted">In no audience.</p>
-          ) : (
-            <ul aria-label="Audiences of the profile">
-              {profile.data.audiences.map((key) => (
-                <li key={key}>
-                  <code>{key}</code>
-                </li>
-              ))}
-            </ul>
-          )}
-          <h3>Traits</h3>
-          <CodeBlock label="Traits">{JSON.stringify(profile.data.traits, null, 2)}</CodeBlock>
-          <h3>Computed traits</h3>
-          <CodeBlock label="Computed traits">
-            {JSON.stringify(profile.data.computedTraits, null, 2)}
-          </CodeBlock>
-        </section>
-      )}
-    </div>
   )
 }

@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useId, useState } from 'react'
 import { ApiError, api, type ComputedTrait, type Destination } from '../api.ts'
 import { ErrorBox, FieldError, TextField } from '../ui.tsx'
+import { toWhere, type WhereDraft, WhereEditor } from './AudienceBuilder.tsx'
 import { DestinationChoice } from './DestinationChoice.tsx'
 
 const KINDS = [
@@ -26,6 +27,7 @@ export function ComputedTraitForm({ destinations }: { destinations: Destination[
   const [event, setEvent] = useState('')
   const [property, setProperty] = useState('')
   const [withinDays, setWithinDays] = useState('')
+  const [where, setWhere] = useState<WhereDraft[]>([])
   const [destinationIds, setDestinationIds] = useState<string[]>([])
   const create = useMutation({
     mutationFn: () =>
@@ -34,6 +36,7 @@ export function ComputedTraitForm({ destinations }: { destinations: Destination[
         kind,
         event: event.trim(),
         ...(kind === 'count' || property.trim() === '' ? {} : { property: property.trim() }),
+        ...(where.length === 0 ? {} : { where: toWhere(where) }),
         ...(withinDays.trim() === '' ? {} : { withinDays: Number(withinDays) }),
         destinationIds,
       }),
@@ -42,6 +45,7 @@ export function ComputedTraitForm({ destinations }: { destinations: Destination[
       setEvent('')
       setProperty('')
       setWithinDays('')
+      setWhere([])
       setDestinationIds([])
       return queryClient.invalidateQueries({ queryKey: ['computed-traits'] })
     },
@@ -83,6 +87,16 @@ export function ComputedTraitForm({ destinations }: { destinations: Destination[
           hint="A property of the calls; a dotted path reads nested ones."
         />
       )}
+      <fieldset className="plain-fieldset">
+        <legend>Only calls where</legend>
+        <WhereEditor
+          where={where}
+          onChange={setWhere}
+          at="/where"
+          context="new computed trait"
+          error={error}
+        />
+      </fieldset>
       <TextField
         label="Only the last N days"
         type="number"
@@ -100,7 +114,7 @@ export function ComputedTraitForm({ destinations }: { destinations: Destination[
       />
       <ErrorBox
         error={error}
-        fields={['/name', '/kind', '/event', '/property', '/withinDays', '/destinationIds']}
+        fields={['/name', '/kind', '/event', '/property', '/where', '/withinDays', '/destinationIds']}
       />
       {create.data && (
         <p role="status" className="muted">

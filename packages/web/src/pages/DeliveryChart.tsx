@@ -4,27 +4,26 @@ import type uPlot from 'uplot'
 import { get } from '../api.ts'
 import { ErrorBox } from '../ui.tsx'
 
-interface Series {
-  points: {
-    at: string
-    succeeded: number
-    failed: number
-    latencyP50Ms: number | null
-    latencyP95Ms: number | null
-  }[]
+interface SeriesPoint {
+  at: string
+  succeeded: number
+  failed: number
+  latencyP50Ms: number | null
+  latencyP95Ms: number | null
 }
 
-const RANGES = [
+export const RANGES = [
   { label: 'Last hour', spanMs: 3_600_000, stepSeconds: 60 },
   { label: 'Last day', spanMs: 86_400_000, stepSeconds: 900 },
   { label: 'Last week', spanMs: 7 * 86_400_000, stepSeconds: 3_600 },
 ]
 
-/** Attempts and latency over time, from the series endpoint; uPlot is loaded only when a chart is shown. */
-export function DeliveryCharts({ destinationId }: { destinationId: string }) {
-  const [range, setRange] = useState(RANGES[0]!)
-  const series = useQuery({
-    queryKey: ['series', destinationId, range.label],
+export type Range = (typeof RANGES)[number]
+
+/** A `…/stats/series` endpoint's points over `range`, refreshed every 30 s. */
+export function useSeries<Point>(path: string, range: Range) {
+  return useQuery({
+    queryKey: ['series', path, range.label],
     queryFn: () => {
       const to = Date.now()
       const query = new URLSearchParams({
@@ -32,29 +31,45 @@ export function DeliveryCharts({ destinationId }: { destinationId: string }) {
         to: new Date(to).toISOString(),
         step: String(range.stepSeconds),
       })
-      return get<Series>(`/destinations/${destinationId}/stats/series?${query}`)
+      return get<{ points: Point[] }>(`${path}/stats/series?${query}`)
     },
     refetchInterval: 30_000,
   })
+}
+
+/** The time range buttons of a chart card. */
+export function RangeChoice({
+  name,
+  range,
+  onChange,
+}: {
+  name: string
+  range: Range
+  onChange: (range: Range) => void
+}) {
+  return (
+    <fieldset className="ranges">
+      <legend className="visually-hidden">Time range</legend>
+      {RANGES.map((option) => (
+        <label key={option.label} className="check">
+          <input type="radio" name={name} checked={option === range} onChange={() => onChange(option)} />{' '}
+          {option.label}
+        </label>
+      ))}
+    </fieldset>
+  )
+}
+
+/** Attempts and latency over time, from the series endpoint; uPlot is loaded only when a chart is shown. */
+export function DeliveryCharts({ destinationId }: { destinationId: string }) {
+  const [range, setRange] = useState(RANGES[0]!)
+  const series = useSeries<SeriesPoint>(`/destinations/${destinationId}`, range)
   const points = series.data?.points ?? []
   const times = points.map((point) => Date.parse(point.at) / 1000)
   return (
     <div className="card">
       <h2>Over time</h2>
-      <fieldset className="ranges">
-        <legend className="visually-hidden">Time range</legend>
-        {RANGES.map((option) => (
-          <label key={option.label} className="check">
-            <input
-              type="radio"
-              name={`range-${destinationId}`}
-              checked={option === range}
-              onChange={() => setRange(option)}
-            />{' '}
-            {option.label}
-          </label>
-        ))}
-      </fieldset>
+      <RangeChoice name={`range-${destinationId}`} range={range} onChange={setRange} />
       <ErrorBox error={series.error} />
       <div className="charts">
         <Chart
@@ -78,7 +93,7 @@ export function DeliveryCharts({ destinationId }: { destinationId: string }) {
   )
 }
 
-function Chart(props: {
+export function Chart(props: {
   title: string
   data: (number | null)[][]
   series: { label: string; stroke: string }[]

@@ -4,6 +4,7 @@ import { api, get, type Source } from '../api.ts'
 import { useCanWrite } from '../session.ts'
 import { CopyButton, ErrorBox, Link, Loading } from '../ui.tsx'
 import { LiveDebugger } from './LiveDebugger.tsx'
+import { SourceChart } from './SourceChart.tsx'
 
 export function SourceView({ id }: { id: string }) {
   const canWrite = useCanWrite()
@@ -85,6 +86,7 @@ export function SourceView({ id }: { id: string }) {
           </p>
         )}
       </div>
+      <SourceChart sourceId={id} />
       <LiveDebugger sourceId={id} />
     </section>
   )

@@ -24,14 +24,27 @@ export interface ComputationRow {
   definition: string
   /** JSON array. */
   destination_ids: string
+  /** computing | live | disabled | failed */
   status: string
+  /** Why it failed (status `failed`), else null. */
+  error: string | null
   last_sync_at: number | null
   created_at: number
   updated_at: number
 }
 
-/** Which profiles a new or changed computation queues: those with a call of one event, or all. */
-export type QueueScope = { event: string } | 'all'
+/** Which profiles a new or changed computation queues: those with a call of one of these events, all, or none. */
+export type QueueScope = { events: string[] } | 'all' | 'none'
+
+/** What an update writes besides the id. */
+export interface ComputationChange {
+  name: string
+  destination_ids: string
+  definition: string
+  status: string
+  error: string | null
+  updated_at: number
+}
 
 export interface DirtyRow {
   profile_id: string
@@ -68,6 +81,8 @@ export interface EvaluationWrites {
   sent: SentRow[]
   /** Each also sets its computation's last_sync_at to `now`. */
   messages: SyncMessageRow[]
+  /** Computations whose evaluation threw: they become `failed` with this error (and stop evaluating). */
+  failed: { computation_id: string; error: string }[]
   now: number
 }
 
@@ -80,12 +95,11 @@ export interface ComputationsSql {
   get(id: string): Awaitable<ComputationRow | undefined>
   /** Inserts it and queues `queue`'s profiles (the backfill), in one transaction. False when the key is taken. */
   insert(row: ComputationRow, queue: QueueScope): Awaitable<boolean>
-  /** Name and destinations, and queues `queue`'s profiles again (a new destination gets every value). */
-  update(
-    id: string,
-    change: { name: string; destination_ids: string; updated_at: number },
-    queue: QueueScope,
-  ): Awaitable<boolean>
+  /**
+   * Name, destinations, definition and status, and queues `queue`'s profiles again (a new destination
+   * gets every value, a new definition is computed over history), in one transaction.
+   */
+  update(id: string, change: ComputationChange, queue: QueueScope): Awaitable<boolean>
   /** The computation with its values and sent state. */
   delete(id: string): Awaitable<boolean>
   /** Computations whose backfill queue has drained become live. */

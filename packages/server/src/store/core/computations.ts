@@ -13,6 +13,7 @@ import type { Destination } from '../../domain/destinations.ts'
 import { MembershipEvaluator } from '../../profile/audience-membership.ts'
 import { type CallFacts, computeTraitValue } from '../../profile/computed-value.ts'
 import type {
+  ComputationChange,
   ComputationClass,
   ComputationRow,
   ComputationsSql,
@@ -28,6 +29,11 @@ type AudienceDefinition = { tree: AudienceNode; includeAnonymous: boolean }
 export interface Computations {
   traits: ComputedTrait[]
   audiences: Audience[]
+  /**
+   * Key → definition of the audiences an `audience` reference may name: every one, disabled and failed
+   * included (a reference means "matches that definition"); default `audiences`'.
+   */
+  references?: Map<string, AudienceNode>
 }
 
 export function toComputations(rows: ComputationRow[]): Computations {
@@ -46,6 +52,7 @@ export function toComputedTrait(row: ComputationRow): ComputedTrait {
     ...definition,
     destinationIds: JSON.parse(row.destination_ids) as string[],
     status: row.status as ComputedTrait['status'],
+    error: row.error,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }
@@ -61,6 +68,7 @@ export function toAudience(row: ComputationRow): Audience {
     includeAnonymous: definition.includeAnonymous,
     destinationIds: JSON.parse(row.destination_ids) as string[],
     status: row.status as Audience['status'],
+    error: row.error,
     lastSyncAt: row.last_sync_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -81,6 +89,7 @@ export function newComputationRow(
     definition: JSON.stringify(definition),
     destination_ids: JSON.stringify(base.destinationIds),
     status: 'computing',
+    error: null,
     last_sync_at: null,
     created_at: base.now,
     updated_at: base.now,
@@ -88,16 +97,72 @@ export function newComputationRow(
 }
 
 /** The profiles a computation's backfill (and a destination added to it) must evaluate. */
-export function queueScopeOf(row: ComputationRow): QueueScope {
+export function queueScopeOf(row: Pick<ComputationRow, 'class' | 'definition'>): QueueScope {
   // An audience may hold for profiles that never made any event (a `not`, a trait): all of them.
   return row.class === 'computed_trait'
-    ? { event: (JSON.parse(row.definition) as TraitDefinition).event }
+    ? { events: [(JSON.parse(row.definition) as TraitDefinition).event] }
     : 'all'
+}
+
+/** Disabled and failed computations are neither evaluated nor synced. */
+export function isActive(row: Pick<ComputationRow, 'status'>): boolean {
+  return row.status === 'computing' || row.status === 'live'
+}
+
+/** The computations that evaluate: every one neither disabled nor failed. */
+export function activeComputations(rows: ComputationRow[]): Computations {
+  return {
+    ...toComputations(rows.filter(isActive)),
+    references: audienceDefinitions(toComputations(rows).audiences),
+  }
+}
+
+/** A change to a computation: any of its name, destinations, definition (its class's part), enabled. */
+export interface ComputationPatch {
+  name?: string
+  destinationIds?: string[]
+  definition?: TraitDefinition | AudienceDefinition
+  enabled?: boolean
+}
+
+/**
+ * The row change a patch makes, and the profiles to queue again. Disabling stops evaluation and
+ * queues nothing. Enabling again, retrying a failed one (`enabled: true`) or a new definition computes
+ * it over history again (status `computing`): the values that differ from what each destination was
+ * last sent are sent, nothing else. A trait whose event changed queues the profiles of both events, so
+ * the values of the old one's are recomputed (and cleared) too.
+ */
+export function patchComputation(
+  row: ComputationRow,
+  patch: ComputationPatch,
+  now: number,
+): { change: ComputationChange; scope: QueueScope } {
+  const definition = patch.definition === undefined ? row.definition : JSON.stringify(patch.definition)
+  const enabled = patch.enabled ?? row.status !== 'disabled'
+  const recompute =
+    definition !== row.definition || (patch.enabled === true && !isActive(row)) || row.status === 'disabled'
+  const status = !enabled ? 'disabled' : recompute ? 'computing' : row.status
+  const change: ComputationChange = {
+    name: patch.name ?? row.name,
+    destination_ids:
+      patch.destinationIds === undefined ? row.destination_ids : JSON.stringify(patch.destinationIds),
+    definition,
+    status,
+    error: status === 'failed' ? row.error : null,
+    updated_at: now,
+  }
+  if (!isActive(change)) return { change, scope: 'none' }
+  const [before, after] = [queueScopeOf(row), queueScopeOf({ class: row.class, definition })]
+  const scope =
+    before === 'all' || after === 'all' || before === 'none' || after === 'none'
+      ? after
+      : { events: [...new Set([...before.events, ...after.events])] }
+  return { change, scope }
 }
 
 /** What a batch of calls must queue a profile for: calls of these events, identify calls, merges. */
 export function relevance(computations: Computations): { events: Set<string>; identifies: boolean } {
-  const definitions = audienceDefinitions(computations.audiences)
+  const definitions = computations.references ?? audienceDefinitions(computations.audiences)
   const events = new Set(computations.traits.map((trait) => trait.event))
   for (const audience of computations.audiences) {
     for (const leaf of eventLeaves(audience.definition, definitions)) events.add(leaf.event)
@@ -149,7 +214,7 @@ export async function evaluateQueued(
     if (computing.length > 0) await sql.markLive(computing)
     return { evaluated: 0, deliveriesCreated: 0 }
   }
-  const computations = toComputations(rows)
+  const computations = activeComputations(rows)
   const profileIds = dirty.map((row) => row.profile_id)
   const events = [...relevance(computations).events]
   const callsOf = groupBy(
@@ -171,7 +236,7 @@ export async function evaluateQueued(
   )
   const enabled = new Set((await context.destinations()).filter((d) => d.enabled).map((d) => d.id))
   const plan = new EvaluationPlan(dirty, now, values, sent, enabled)
-  const definitions = audienceDefinitions(computations.audiences)
+  const definitions = computations.references ?? audienceDefinitions(computations.audiences)
   for (const profileId of profileIds) {
     const identities = identitiesOf.get(profileId) ?? []
     const traits = traitsOf.get(profileId) as Record<string, unknown> | undefined
@@ -184,10 +249,12 @@ export async function evaluateQueued(
     }
     const computed: Record<string, unknown> = {}
     for (const trait of computations.traits) {
-      // No value at all for a profile that never made the trait's event (rather than, say, a count of 0).
-      const value = calls.some((call) => call.event === trait.event)
-        ? computeTraitValue(trait, calls, now)
-        : null
+      if (plan.failed(trait.id)) continue
+      const value = plan.attempt(trait.id, () =>
+        // No value at all for a profile that never made the trait's event (rather than, say, a count of 0).
+        calls.some((call) => call.event === trait.event) ? computeTraitValue(trait, calls, now) : null,
+      )
+      if (value === FAILED) continue
       if (value !== null) computed[trait.key] = value
       // Computed traits are sent for identified users only.
       plan.decide({
@@ -200,7 +267,9 @@ export async function evaluateQueued(
     }
     const memberships = new MembershipEvaluator({ calls, traits, computed }, now, definitions)
     for (const audience of computations.audiences) {
-      const member = memberships.memberOf(audience.key)
+      if (plan.failed(audience.id)) continue
+      const member = plan.attempt(audience.id, () => memberships.memberOf(audience.key))
+      if (member === FAILED) continue
       const speaks = speaker.userId !== null || (audience.includeAnonymous && speaker.anonymousId !== null)
       plan.decide({
         computation: audience,
@@ -212,7 +281,7 @@ export async function evaluateQueued(
       })
     }
   }
-  if (!(await sql.apply(plan.writes))) return { evaluated: 0, deliveriesCreated: 0 }
+  if (!(await sql.apply(plan.finish()))) return { evaluated: 0, deliveriesCreated: 0 }
   return {
     evaluated: dirty.length,
     deliveriesCreated: plan.writes.messages.reduce(
@@ -234,9 +303,17 @@ interface Decision {
   speaker: { userId: string | null; anonymousId: string | null } | null
 }
 
-/** Collects one evaluation step's writes: changed values, and an identify per destination that needs one. */
+/** What `EvaluationPlan.attempt` answers when the computation threw. */
+const FAILED: unique symbol = Symbol('failed')
+
+/**
+ * Collects one evaluation step's writes: changed values, and an identify per destination that needs
+ * one. A computation whose evaluation throws, for any profile, is marked failed: none of its writes of
+ * this step are kept, and the others go on.
+ */
 class EvaluationPlan {
   readonly writes: EvaluationWrites
+  private readonly failures = new Map<string, string>()
   private readonly values: Map<string, string>
   private readonly sent: Map<string, string>
   private readonly enabled: Set<string>
@@ -248,10 +325,40 @@ class EvaluationPlan {
     sent: Map<string, string>,
     enabled: Set<string>,
   ) {
-    this.writes = { done, setValues: [], clearValues: [], sent: [], messages: [], now }
+    this.writes = { done, setValues: [], clearValues: [], sent: [], messages: [], failed: [], now }
     this.values = values
     this.sent = sent
     this.enabled = enabled
+  }
+
+  failed(computationId: string): boolean {
+    return this.failures.has(computationId)
+  }
+
+  /** `evaluate`'s answer, or FAILED (and the computation marked failed) when it throws. */
+  attempt<T>(computationId: string, evaluate: () => T): T | typeof FAILED {
+    try {
+      return evaluate()
+    } catch (error) {
+      this.failures.set(computationId, error instanceof Error ? error.message : String(error))
+      return FAILED
+    }
+  }
+
+  /** The writes, without any of the failed computations' but their failure. */
+  finish(): EvaluationWrites {
+    if (this.failures.size === 0) return this.writes
+    const kept = <T extends { computation_id: string }>(rows: T[]) =>
+      rows.filter((row) => !this.failures.has(row.computation_id))
+    const { setValues, clearValues, sent, messages } = this.writes
+    return {
+      ...this.writes,
+      setValues: kept(setValues),
+      clearValues: kept(clearValues),
+      sent: kept(sent),
+      messages: kept(messages),
+      failed: [...this.failures].map(([computation_id, error]) => ({ computation_id, error })),
+    }
   }
 
   decide({ computation, computationClass, profileId, value, sentValue = value, speaker }: Decision): void {
@@ -314,8 +421,8 @@ class EvaluationPlan {
  */
 export async function queueWindowEdges(sql: ComputationsSql, after: number, upTo: number): Promise<number> {
   const DAY_MS = 86_400_000
-  const computations = toComputations(await sql.list())
-  const definitions = audienceDefinitions(computations.audiences)
+  const computations = activeComputations(await sql.list())
+  const definitions = computations.references ?? audienceDefinitions(computations.audiences)
   const windows = [
     ...computations.traits.map((trait) => ({ event: trait.event, withinDays: trait.withinDays })),
     ...computations.audiences.flatMap((audience) => eventLeaves(audience.definition, definitions)),
@@ -364,7 +471,7 @@ export async function previewAudience(
   now: number,
 ): Promise<{ size: number; sample: string[] }> {
   const computations = toComputations(await context.sql.list())
-  const definitions = audienceDefinitions(computations.audiences)
+  const definitions = computations.references ?? audienceDefinitions(computations.audiences)
   const events = [...new Set(eventLeaves(tree, definitions).map((leaf) => leaf.event))]
   for (const audience of computations.audiences) {
     for (const leaf of eventLeaves(audience.definition, definitions))

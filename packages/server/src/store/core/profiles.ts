@@ -5,7 +5,7 @@
  */
 import type { Profile, ProfileEvent, ProfileIdentity } from '../../domain/profiles.ts'
 import { COMPUTED_SOURCE_ID, type ComputationsSql } from './computation-sql.ts'
-import { relevance, toComputations } from './computations.ts'
+import { activeComputations, relevance } from './computations.ts'
 import { identitiesNamed, type LoadedProfiles, type PlannedBatch, planBatch } from './profile-batch.ts'
 import { advanceCursor, type Gap } from './profile-cursor.ts'
 import type { IdentityKind, IdentityRow, ProfileEventRow, ProfilesSql } from './profile-sql.ts'
@@ -62,7 +62,7 @@ export async function consumeMessages(
 async function affectedProfiles(computations: ComputationsSql, planned: PlannedBatch): Promise<string[]> {
   const rows = await computations.list()
   if (rows.length === 0) return []
-  const { events, identifies } = relevance(toComputations(rows))
+  const { events, identifies } = relevance(activeComputations(rows))
   const affected = new Set(planned.merges.map((merge) => merge.into_id))
   for (const event of planned.events) {
     if ((event.event !== null && events.has(event.event)) || (identifies && event.type === 'identify')) {

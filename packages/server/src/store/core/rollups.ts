@@ -53,3 +53,34 @@ export function toMinuteRow(row: Record<string, unknown>): MinuteRow {
     buckets: BUCKET_COLUMNS.map((column) => Number(row[column])),
   }
 }
+
+/**
+ * What one ingest commit adds to source_rollups: the stored calls counted per source and minute of
+ * receipt, in memory, so that the commit writes one row per source and minute rather than one per call.
+ */
+export function sourceMinuteCounts(
+  messages: readonly { sourceId: string; receivedAt: number }[],
+  stored: readonly boolean[],
+): { sourceId: string; minute: number; accepted: number }[] {
+  const rows: { sourceId: string; minute: number; accepted: number }[] = []
+  // Per source, its rows by minute: a commit group spans one minute or two, so these stay tiny.
+  const bySource = new Map<string, Map<number, { sourceId: string; minute: number; accepted: number }>>()
+  for (let index = 0; index < messages.length; index++) {
+    if (!stored[index]) continue
+    const { sourceId, receivedAt } = messages[index]!
+    const minute = receivedAt - (receivedAt % MINUTE_MS)
+    let minutes = bySource.get(sourceId)
+    if (!minutes) {
+      minutes = new Map()
+      bySource.set(sourceId, minutes)
+    }
+    const row = minutes.get(minute)
+    if (row) row.accepted++
+    else {
+      const added = { sourceId, minute, accepted: 1 }
+      minutes.set(minute, added)
+      rows.push(added)
+    }
+  }
+  return rows
+}

@@ -12,13 +12,15 @@ import type { Destination } from '../../domain/destinations.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
 import type { Profile, ProfileEvent, ProfileIdentity } from '../../domain/profiles.ts'
 import { deletesData, type Regulation, type Suppression, suppressesCalls } from '../../domain/regulations.ts'
-import type { MinuteFigures } from '../../domain/series.ts'
+import type { MinuteFigures, SourceMinute } from '../../domain/series.ts'
 import { NO_TRAFFIC_YET, type Source, type SourceStats } from '../../domain/sources.ts'
 import type { AccessToken } from '../../domain/tokens.ts'
 import { newId, newSecretToken } from '../../lib/ids.ts'
 import type {
   AcceptedMessage,
+  AudiencePatch,
   ClaimedDelivery,
+  ClaimRequest,
   ComputedTraitPatch,
   DeliveryCountFilter,
   DeliveryListFilter,
@@ -44,9 +46,11 @@ import type {
 import { type ChangeListener, Changes } from './changes.ts'
 import { COMPUTED_SOURCE_ID, type ComputationClass, type ComputationRow } from './computation-sql.ts'
 import {
+  type ComputationPatch,
   type EvaluationContext,
   evaluateQueued,
   newComputationRow,
+  patchComputation,
   previewAudience,
   queueScopeOf,
   queueWindowEdges,
@@ -73,6 +77,7 @@ import {
 } from './regulation-rows.ts'
 import { MINUTE_MS, ROLLUP_MAX_SPAN_MS, ROLLUP_SETTLE_MS } from './rollups.ts'
 import {
+  type ClaimRow,
   type DeliveryRow,
   settingsText,
   toAccessToken,
@@ -286,15 +291,42 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     now: number,
     leaseMs: number,
   ): Promise<ClaimedDelivery[]> {
-    if (limit <= 0) return []
-    const rows = await this.sql.claimDeliveries(destinationId, limit, now, now + leaseMs)
-    return toClaimedDeliveries(destinationId, rows)
+    return toClaimedDeliveries(destinationId, await this.claimRows({ destinationId, limit, now, leaseMs }))
   }
 
-  async recordOutcomes(outcomes: DeliveryOutcome[]): Promise<void> {
-    if (outcomes.length === 0) return
+  /**
+   * `claimDeliveries` with each message as its stored JSON text, unparsed: what the threaded SQLite
+   * store sends across threads (packed; parsed on the other side).
+   */
+  async claimRows({ destinationId, limit, now, leaseMs }: ClaimRequest): Promise<ClaimRow[]> {
+    if (limit <= 0) return []
+    return this.sql.claimDeliveries(destinationId, limit, now, now + leaseMs)
+  }
+
+  async recordOutcomes(
+    outcomes: DeliveryOutcome[],
+    claims: ClaimRequest[] = [],
+  ): Promise<ClaimedDelivery[][]> {
+    const claimed = await this.recordOutcomesClaimingRows(outcomes, claims)
+    return claimed.map((rows, i) => toClaimedDeliveries(claims[i]!.destinationId, rows))
+  }
+
+  /** `recordOutcomes` with the claims as `claimRows` returns them. */
+  async recordOutcomesClaimingRows(
+    outcomes: DeliveryOutcome[],
+    claims: ClaimRequest[] = [],
+  ): Promise<ClaimRow[][]> {
+    if (outcomes.length === 0) return Promise.all(claims.map((claim) => this.claimRows(claim)))
     const now = Date.now()
-    await this.sql.recordOutcomes(toOutcomeRows(outcomes, now), now)
+    const specs = claims.map(({ destinationId, limit, now, leaseMs }) => ({
+      destinationId,
+      limit,
+      now,
+      leaseUntil: now + leaseMs,
+    }))
+    const wanted = specs.filter((spec) => spec.limit > 0)
+    const claimed = await this.sql.recordOutcomes(toOutcomeRows(outcomes, now), now, wanted)
+    return specs.map((spec) => (spec.limit > 0 ? claimed[wanted.indexOf(spec)]! : []))
   }
 
   async releaseClaims(deliveryIds: number[]): Promise<void> {
@@ -474,6 +506,10 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     return [...rolled, ...live]
   }
 
+  async sourceMinutes(sourceId: string, from: number, to: number): Promise<SourceMinute[]> {
+    return this.sql.rollups.sourceMinutes(sourceId, floorMinute(from), to)
+  }
+
   // --- access tokens ---
 
   async createToken(input: NewAccessToken): Promise<AccessToken> {
@@ -569,7 +605,13 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   }
 
   async updateComputedTrait(id: string, patch: ComputedTraitPatch): Promise<ComputedTrait | null> {
-    return (await this.updateComputation(id, 'computed_trait', patch)) ? this.getComputedTrait(id) : null
+    const { definition, ...rest } = patch
+    return (await this.updateComputation(id, 'computed_trait', {
+      ...rest,
+      ...(definition === undefined ? {} : { definition }),
+    }))
+      ? this.getComputedTrait(id)
+      : null
   }
 
   async deleteComputedTrait(id: string): Promise<boolean> {
@@ -598,8 +640,19 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     return row ? toAudience(row) : null
   }
 
-  async updateAudience(id: string, patch: ComputedTraitPatch): Promise<Audience | null> {
-    return (await this.updateComputation(id, 'audience', patch)) ? this.getAudience(id) : null
+  async updateAudience(id: string, patch: AudiencePatch): Promise<Audience | null> {
+    const { definition, includeAnonymous, ...rest } = patch
+    const row = definition === undefined && includeAnonymous === undefined ? null : await this.getAudience(id)
+    const tree =
+      row === null
+        ? {}
+        : {
+            definition: {
+              tree: definition ?? row.definition,
+              includeAnonymous: includeAnonymous ?? row.includeAnonymous,
+            },
+          }
+    return (await this.updateComputation(id, 'audience', { ...rest, ...tree })) ? this.getAudience(id) : null
   }
 
   async deleteAudience(id: string): Promise<boolean> {
@@ -631,19 +684,12 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   private async updateComputation(
     id: string,
     computationClass: ComputationClass,
-    patch: ComputedTraitPatch,
+    patch: ComputationPatch,
   ): Promise<boolean> {
     const row = await this.computation(id, computationClass)
     if (row === null) return false
-    return this.sql.computations.update(
-      id,
-      {
-        name: patch.name ?? row.name,
-        destination_ids: patch.destinationIds ? JSON.stringify(patch.destinationIds) : row.destination_ids,
-        updated_at: Date.now(),
-      },
-      queueScopeOf(row),
-    )
+    const { change, scope } = patchComputation(row, patch, Date.now())
+    return this.sql.computations.update(id, change, scope)
   }
 
   async evaluateComputations(

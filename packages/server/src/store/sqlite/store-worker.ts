@@ -6,7 +6,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import type { ChangeEvent } from '../core/changes.ts'
+import { packClaims } from './packed-claims.ts'
 import { unpackMessages } from './packed-messages.ts'
+import { unpackOutcomes } from './packed-outcomes.ts'
 import { SqliteStore, type SqliteStoreOptions } from './sqlite-store.ts'
 import type { StoreCall, StoreReply } from './worker-protocol.ts'
 
@@ -20,6 +22,11 @@ store.changes.subscribe((event) => {
 
 function answer(call: StoreCall): Promise<unknown> {
   if (call.method === 'ingestPacked') return store.ingest(unpackMessages(call.args[0]))
+  if (call.method === 'claimPacked') return store.claimRows(call.args[0]).then((rows) => packClaims([rows]))
+  if (call.method === 'recordPackedOutcomes') {
+    const [outcomes, claims] = call.args
+    return store.recordOutcomesClaimingRows(unpackOutcomes(outcomes), claims).then(packClaims)
+  }
   const method = store[call.method] as (...args: unknown[]) => Promise<unknown>
   return method.apply(store, call.args)
 }

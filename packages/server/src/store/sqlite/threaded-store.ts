@@ -5,7 +5,9 @@
  * Calls are answered in order, so behaviour is exactly that of the single-threaded store.
  *
  * Every contract method is forwarded as it is (built from FORWARDED_METHODS, worker-protocol.ts),
- * except: `ingest`, whose messages cross packed (packed-messages.ts); `getSourceByWriteKey`, cached
+ * except: `ingest`, whose messages cross packed (packed-messages.ts); `claimDeliveries` and
+ * `recordOutcomes`, whose outcomes and claimed deliveries cross packed (packed-outcomes.ts,
+ * packed-claims.ts: each message as its stored JSON text, parsed here); `getSourceByWriteKey`, cached
  * here because every Tracking API request asks; and `watch`, answered here from the changes each
  * reply carries back.
  */
@@ -13,11 +15,22 @@ import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { Source } from '../../domain/sources.ts'
 import { Changes } from '../core/changes.ts'
+import { toClaimedDeliveries } from '../core/rows.ts'
 import { WriteKeyCache } from '../core/write-key-cache.ts'
 import { StoreUnavailableError } from '../errors.ts'
-import type { AcceptedMessage, IngestOutcome, Store, StoreEvent } from '../store.ts'
+import type {
+  AcceptedMessage,
+  ClaimedDelivery,
+  ClaimRequest,
+  DeliveryOutcome,
+  IngestOutcome,
+  Store,
+  StoreEvent,
+} from '../store.ts'
 import { databasePath } from './database.ts'
+import { unpackClaims } from './packed-claims.ts'
 import { packMessages } from './packed-messages.ts'
+import { packOutcomes } from './packed-outcomes.ts'
 import type { SqliteStoreOptions } from './sqlite-store.ts'
 import {
   FORWARDED_METHODS,
@@ -118,6 +131,27 @@ export class ThreadedSqliteStore implements Store {
   ingest(messages: AcceptedMessage[]): Promise<IngestOutcome> {
     const packed = packMessages(messages)
     return this.call('ingestPacked', [packed], [packed.numbers.buffer as ArrayBuffer])
+  }
+
+  async claimDeliveries(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedDelivery[]> {
+    const packed = await this.call('claimPacked', [{ destinationId, limit, now, leaseMs }])
+    return toClaimedDeliveries(destinationId, unpackClaims(packed)[0]!)
+  }
+
+  async recordOutcomes(
+    outcomes: DeliveryOutcome[],
+    claims: ClaimRequest[] = [],
+  ): Promise<ClaimedDelivery[][]> {
+    const packed = packOutcomes(outcomes)
+    const claimed = unpackClaims(
+      await this.call('recordPackedOutcomes', [packed, claims], [packed.numbers.buffer as ArrayBuffer]),
+    )
+    return claimed.map((rows, i) => toClaimedDeliveries(claims[i]!.destinationId, rows))
   }
 
   getSourceByWriteKey(writeKey: string): Promise<Source | null> {

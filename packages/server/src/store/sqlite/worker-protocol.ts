@@ -3,19 +3,27 @@
  * apart from both: the worker module runs on import, and the main thread needs the method list.
  */
 import type { ChangeEvent } from '../core/changes.ts'
-import type { IngestOutcome, Store } from '../store.ts'
+import type { ClaimRequest, IngestOutcome, Store } from '../store.ts'
 import type { PackedMessages } from './packed-messages.ts'
+import type { Packed } from './packed-text.ts'
 
-/** What the worker answers: the contract, with ingest's messages packed for the trip (packed-messages.ts). */
+/**
+ * What the worker answers: the contract, with ingest's messages, delivery outcomes and claimed
+ * deliveries packed for the trip (packed-messages.ts, packed-outcomes.ts, packed-claims.ts).
+ */
 export interface WorkerMethods extends Omit<Store, 'kind' | 'watch' | 'ingest'> {
   ingestPacked(packed: PackedMessages): Promise<IngestOutcome>
+  /** `claimDeliveries`, the claimed rows packed (packed-claims.ts). */
+  claimPacked(claim: ClaimRequest): Promise<Packed>
+  /** `recordOutcomes`, its outcomes and its claimed rows packed (packed-outcomes.ts, packed-claims.ts). */
+  recordPackedOutcomes(packed: Packed, claims: ClaimRequest[]): Promise<Packed>
 }
 export type WorkerMethod = keyof WorkerMethods
 
 /** Contract methods the main thread passes to the worker as they are. */
 export type ForwardedMethod = Exclude<
   keyof Store,
-  'kind' | 'watch' | 'ingest' | 'getSourceByWriteKey' | 'close'
+  'kind' | 'watch' | 'ingest' | 'getSourceByWriteKey' | 'close' | 'claimDeliveries' | 'recordOutcomes'
 >
 
 /**
@@ -40,8 +48,6 @@ export const FORWARDED_METHODS = {
   getMessage: true,
   countMessages: true,
   countDeliveries: true,
-  claimDeliveries: true,
-  recordOutcomes: true,
   releaseClaims: true,
   nextDueAt: true,
   listDeliveries: true,
@@ -51,6 +57,7 @@ export const FORWARDED_METHODS = {
   deliveryBacklog: true,
   rollUpDeliveries: true,
   deliveryMinutes: true,
+  sourceMinutes: true,
   createToken: true,
   listTokens: true,
   getToken: true,

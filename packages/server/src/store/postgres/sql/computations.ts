@@ -18,12 +18,14 @@ const REQUEUE = 'ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq 
 
 /** Queues the profiles a computation's backfill covers. */
 async function queue(client: PoolClient, scope: QueueScope): Promise<void> {
+  if (scope === 'none') return
   if (scope === 'all') {
     await client.query(`INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles ${REQUEUE}`)
   } else {
     await client.query(
-      `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT profile_id, 1 FROM profile_events WHERE event = $1 ${REQUEUE}`,
-      [pgText(scope.event)],
+      `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT profile_id, 1 FROM profile_events
+         WHERE event = ANY($1::text[]) ${REQUEUE}`,
+      [scope.events.map((event) => pgText(event))],
     )
   }
 }
@@ -68,8 +70,17 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
     update: (id, change, scope) =>
       db.transaction(async (client) => {
         const updated = await client.query(
-          'UPDATE computations SET name = $2, destination_ids = $3, updated_at = $4 WHERE id = $1',
-          [pgText(id), pgText(change.name), change.destination_ids, change.updated_at],
+          `UPDATE computations SET name = $2, destination_ids = $3, definition = $4, status = $5, error = $6,
+             updated_at = $7 WHERE id = $1`,
+          [
+            pgText(id),
+            pgText(change.name),
+            change.destination_ids,
+            pgText(change.definition),
+            change.status,
+            change.error === null ? null : pgText(change.error),
+            change.updated_at,
+          ],
         )
         if ((updated.rowCount ?? 0) === 0) return false
         await queue(client, scope)
@@ -140,7 +151,14 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
       )
       // Already evaluated elsewhere, or marked again since: this evaluation is stale.
       if ((done.rowCount ?? 0) !== writes.done.length) throw new StaleEvaluation()
-      const { setValues, clearValues, sent, messages, now } = writes
+      const { setValues, clearValues, sent, messages, failed, now } = writes
+      if (failed.length > 0) {
+        await client.query(
+          `UPDATE computations c SET status = 'failed', error = f.error
+             FROM unnest($1::text[], $2::text[]) AS f(id, error) WHERE c.id = f.id`,
+          [failed.map((row) => row.computation_id), failed.map((row) => pgText(row.error))],
+        )
+      }
       await client.query(
         `INSERT INTO computed_values (computation_id, profile_id, value)
            SELECT * FROM unnest($1::text[], $2::text[], $3::text[])

@@ -9,6 +9,7 @@ import type { StoreSql } from '../../core/store-sql.ts'
 import type { AcceptedMessage } from '../../store.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
+import { SOURCE_MINUTES_CTE } from './rollups.ts'
 import { COUNTER_SHARDS } from './sources.ts'
 
 const PAYLOAD_SEPARATOR = '\u0001'
@@ -51,6 +52,7 @@ function packPayloads(payloads: string[]): string {
  *   transaction as the message, so a crash cannot lose one.
  * - counted: accepted/duplicate counters, in a random shard ($11) to keep API processes off each
  *   other's row locks.
+ * - source_minutes: the per-minute figures of the sources' charts (rollups.ts).
  */
 const INGEST_SQL = `
 WITH input AS MATERIALIZED (
@@ -102,7 +104,8 @@ counted AS (
   ORDER BY t.source_id
   ON CONFLICT (source_id, shard) DO UPDATE
     SET accepted = c.accepted + EXCLUDED.accepted, duplicates = c.duplicates + EXCLUDED.duplicates
-)
+),
+${SOURCE_MINUTES_CTE}
 SELECT (SELECT count(*) FROM created) AS deliveries,
        (SELECT COALESCE(array_agg(ord::int), '{}') FROM accepted) AS accepted`
 

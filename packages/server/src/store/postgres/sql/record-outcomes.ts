@@ -1,7 +1,9 @@
 /** Outcomes on PostgreSQL, the hot write path of the delivery engine: attempts and new states in ONE statement. */
+import type { ClaimRow } from '../../core/rows.ts'
 import type { StoreSql } from '../../core/store-sql.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
+import { postgresClaimDeliveries } from './claim-deliveries.ts'
 
 /**
  * Outcomes in one statement: the deliveries' new states (leases released) and their attempts. A
@@ -31,7 +33,8 @@ JOIN updated u ON u.id = a.delivery_id
 ORDER BY a.ord`
 
 export function postgresRecordOutcomes(db: PostgresDatabase): StoreSql['recordOutcomes'] {
-  return async ({ deliveries, attempts }, now) => {
+  const claim = postgresClaimDeliveries(db)
+  return async ({ deliveries, attempts }, now, claims) => {
     const params = [
       deliveries.map((d) => d.id),
       deliveries.map((d) => d.status),
@@ -52,5 +55,10 @@ export function postgresRecordOutcomes(db: PostgresDatabase): StoreSql['recordOu
       attempts.map((a) => pgText(a.attempt.responseExcerpt)),
     ]
     await db.retrying(() => db.query(RECORD_SQL, params))
+    // Claims are their own statements (their commit does not wait for the WAL flush; see claim-deliveries.ts).
+    const claimed: ClaimRow[][] = []
+    for (const { destinationId, limit, now: at, leaseUntil } of claims)
+      claimed.push(await claim(destinationId, limit, at, leaseUntil))
+    return claimed
   }
 }

@@ -40,5 +40,26 @@ export function postgresRollups(db: PostgresDatabase): RollupsSql {
       ).map(toMinuteRow),
     live: async (destinationId, from, to) =>
       (await db.query(attemptMinutesSql(marker, true), [from, to, pgText(destinationId)])).map(toMinuteRow),
+    sourceMinutes: async (sourceId, from, to) =>
+      (
+        await db.query<{ minute: string; accepted: string }>(
+          `SELECT minute, sum(accepted) AS accepted FROM source_rollups
+           WHERE source_id = $1 AND minute >= $2 AND minute < $3 GROUP BY minute ORDER BY minute`,
+          [pgText(sourceId), from, to],
+        )
+      ).map((row) => ({ minute: Number(row.minute), accepted: Number(row.accepted) })),
   }
 }
+
+/**
+ * A common table expression for the ingest statement (ingest.ts): adds its stored calls (`accepted`)
+ * to source_rollups, one row per source and minute of receipt, in the counters' random shard ($11), so
+ * the figures commit with the messages they count and concurrent API processes rarely share a row.
+ */
+export const SOURCE_MINUTES_CTE = `source_minutes AS (
+  INSERT INTO source_rollups AS r (source_id, minute, shard, accepted)
+  SELECT source_id, received_at / 60000 * 60000, $11, count(*) FROM accepted
+  GROUP BY source_id, received_at / 60000 * 60000
+  ORDER BY 1, 2
+  ON CONFLICT (source_id, minute, shard) DO UPDATE SET accepted = r.accepted + EXCLUDED.accepted
+)`

@@ -1,10 +1,18 @@
 /** Claims on SQLite, the hot read path of the delivery engine: pick and lease due deliveries. */
 import type { ClaimRow } from '../../core/rows.ts'
-import type { StoreSql } from '../../core/store-sql.ts'
+import type { ClaimSpec, StoreSql } from '../../core/store-sql.ts'
 import type { SqliteDatabase } from '../database.ts'
 
 export function sqliteClaimDeliveries(db: SqliteDatabase): StoreSql['claimDeliveries'] {
-  return (destinationId, limit, now, leaseUntil) => {
+  const claim = claimIn(db)
+  // A lease lost on power failure only means the delivery is attempted again sooner.
+  return (destinationId, limit, now, leaseUntil) =>
+    db.withoutFsync(() => claim({ destinationId, limit, now, leaseUntil }))
+}
+
+/** The claim itself, in whatever transaction is open (record-outcomes.ts claims inside its own). */
+export function claimIn(db: SqliteDatabase): (spec: ClaimSpec) => ClaimRow[] {
+  return ({ destinationId, limit, now, leaseUntil }) => {
     // One statement picks and leases, so two claimers can never take the same delivery.
     const claim = db.sql(
       `UPDATE deliveries SET lease_until = ?, updated_at = ?
@@ -15,15 +23,12 @@ export function sqliteClaimDeliveries(db: SqliteDatabase): StoreSql['claimDelive
          ORDER BY next_attempt_at LIMIT ?)
        RETURNING id, message_pk, attempt_count, first_attempt_at, closed_urls`,
     )
-    const claimed = db.withoutFsync(
-      () =>
-        claim.all(leaseUntil, now, destinationId, now, now, limit) as unknown as (Omit<
-          ClaimRow,
-          'payload' | 'source_id' | 'received_at'
-        > & {
-          message_pk: number
-        })[],
-    )
+    const claimed = claim.all(leaseUntil, now, destinationId, now, now, limit) as unknown as (Omit<
+      ClaimRow,
+      'payload' | 'source_id' | 'received_at'
+    > & {
+      message_pk: number
+    })[]
     if (claimed.length === 0) return []
     type MessagePart = Pick<ClaimRow, 'payload' | 'source_id' | 'received_at'>
     const messages = new Map(

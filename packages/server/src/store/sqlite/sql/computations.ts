@@ -19,13 +19,18 @@ const REQUEUE = 'ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq 
 /** computations, profile_dirty, computed_values, computed_sent; sync messages and their deliveries. */
 export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
   const { all, run } = statementHelpers(db)
-  const queue = (scope: QueueScope) =>
-    scope === 'all'
-      ? run(`INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles WHERE true ${REQUEUE}`)
-      : run(
-          `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT profile_id, 1 FROM profile_events WHERE event = ? ${REQUEUE}`,
-          scope.event,
-        )
+  const queue = (scope: QueueScope) => {
+    if (scope === 'none') return
+    if (scope === 'all') {
+      run(`INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles WHERE true ${REQUEUE}`)
+      return
+    }
+    run(
+      `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT profile_id, 1 FROM profile_events
+         WHERE event IN (SELECT value FROM json_each(?)) ${REQUEUE}`,
+      JSON.stringify(scope.events),
+    )
+  }
   return {
     list: () => all<ComputationRow>('SELECT * FROM computations ORDER BY created_at, id'),
     get: (id) => db.sql('SELECT * FROM computations WHERE id = ?').get(id) as ComputationRow | undefined,
@@ -52,9 +57,13 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
     update: (id, change, scope) =>
       db.transaction(() => {
         const found = run(
-          'UPDATE computations SET name = ?, destination_ids = ?, updated_at = ? WHERE id = ?',
+          `UPDATE computations SET name = ?, destination_ids = ?, definition = ?, status = ?, error = ?,
+             updated_at = ? WHERE id = ?`,
           change.name,
           change.destination_ids,
+          change.definition,
+          change.status,
+          change.error,
           change.updated_at,
           id,
         )
@@ -117,58 +126,67 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
   }
 
   function applyEvaluation(writes: EvaluationWrites): boolean {
-    return db.transaction(() => {
-      for (const { profile_id, seq } of writes.done) {
+    const json = (rows: unknown[][]) => JSON.stringify(rows)
+    return db.withoutFsync(() =>
+      db.transaction(() => {
+        const done = run(
+          `DELETE FROM profile_dirty WHERE (profile_id, seq) IN
+           (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+          json(writes.done.map((row) => [row.profile_id, row.seq])),
+        )
         // Already evaluated elsewhere, or marked again since: this evaluation is stale.
-        if (run('DELETE FROM profile_dirty WHERE profile_id = ? AND seq = ?', profile_id, seq) === 0) {
-          throw new StaleEvaluation()
+        if (done !== writes.done.length) throw new StaleEvaluation()
+        const { setValues, clearValues, sent, messages, failed, now } = writes
+        for (const { computation_id, error } of failed) {
+          run("UPDATE computations SET status = 'failed', error = ? WHERE id = ?", error, computation_id)
         }
-      }
-      for (const row of writes.setValues) {
-        run(
-          'INSERT OR REPLACE INTO computed_values (computation_id, profile_id, value) VALUES (?, ?, ?)',
-          row.computation_id,
-          row.profile_id,
-          row.value,
-        )
-      }
-      for (const row of writes.clearValues) {
-        run(
-          'DELETE FROM computed_values WHERE computation_id = ? AND profile_id = ?',
-          row.computation_id,
-          row.profile_id,
-        )
-      }
-      for (const row of writes.sent) {
-        run(
-          'INSERT OR REPLACE INTO computed_sent (computation_id, destination_id, profile_id, value) VALUES (?, ?, ?, ?)',
-          row.computation_id,
-          row.destination_id,
-          row.profile_id,
-          row.value,
-        )
-      }
-      for (const message of writes.messages) {
-        run('UPDATE computations SET last_sync_at = ? WHERE id = ?', writes.now, message.computation_id)
-        const { pk } = db
-          .sql(
-            `INSERT INTO messages (source_id, message_id, type, received_at, payload)
-               VALUES (?, ?, 'identify', ?, ?) RETURNING pk`,
+        if (setValues.length > 0) {
+          run(
+            `INSERT OR REPLACE INTO computed_values (computation_id, profile_id, value)
+             SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)`,
+            json(setValues.map((row) => [row.computation_id, row.profile_id, row.value])),
           )
-          .get(COMPUTED_SOURCE_ID, message.message_id, writes.now, message.payload) as { pk: number }
-        for (const destinationId of message.destination_ids) {
+        }
+        if (clearValues.length > 0) {
+          run(
+            `DELETE FROM computed_values WHERE (computation_id, profile_id) IN
+             (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+            json(clearValues.map((row) => [row.computation_id, row.profile_id])),
+          )
+        }
+        if (sent.length > 0) {
+          run(
+            `INSERT OR REPLACE INTO computed_sent (computation_id, destination_id, profile_id, value)
+             SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)`,
+            json(sent.map((row) => [row.computation_id, row.destination_id, row.profile_id, row.value])),
+          )
+        }
+        if (messages.length > 0) {
+          run(
+            'UPDATE computations SET last_sync_at = ? WHERE id IN (SELECT value FROM json_each(?))',
+            now,
+            JSON.stringify([...new Set(messages.map((message) => message.computation_id))]),
+          )
+        }
+        for (const message of messages) {
+          const { pk } = db
+            .sql(
+              `INSERT INTO messages (source_id, message_id, type, received_at, payload)
+               VALUES (?, ?, 'identify', ?, ?) RETURNING pk`,
+            )
+            .get(COMPUTED_SOURCE_ID, message.message_id, now, message.payload) as { pk: number }
           run(
             `INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
-               VALUES (?, ?, 'pending', ?, ?, ?)`,
+             SELECT ?, value, 'pending', ?, ?, ? FROM json_each(?)`,
             pk,
-            destinationId,
-            writes.now,
-            writes.now,
-            writes.now,
+            now,
+            now,
+            now,
+            JSON.stringify(message.destination_ids),
           )
         }
-      }
-      return true
-    })
+        return true
+      }),
+    )
   }
 }

@@ -5,9 +5,11 @@
  */
 import type { SQLInputValue } from 'node:sqlite'
 import type { DestinationType } from '../../../domain/destinations.ts'
+import { dedupeKey } from '../../core/dedupe-key.ts'
 import type { StoreSql } from '../../core/store-sql.ts'
 import type { AcceptedMessage } from '../../store.ts'
 import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
+import { addSourceMinutes } from './rollups.ts'
 
 interface RoutingTarget {
   id: string
@@ -15,16 +17,36 @@ interface RoutingTarget {
 }
 
 export function sqliteIngest(db: SqliteDatabase): StoreSql['ingest'] {
-  /** Which of `messageIds` the source sent after `after` (one statement per ROWS_PER_STATEMENT ids). */
-  const storedMessageIds = (sourceId: string, messageIds: string[], after: number): Set<string> => {
+  /**
+   * Which of `messageIds` the source sent after `after` (one statement per ROWS_PER_STATEMENT ids). The
+   * lookup goes by dedupe key (dedupe-key.ts) and compares the text on a key hit, so a hash collision is
+   * never taken for a duplicate; messages stored without a key (Sluice's own, 007_dedupe_key.sql) are
+   * looked up by their text.
+   */
+  const storedMessageIds = (
+    sourceId: string,
+    messageIds: string[],
+    keys: number[],
+    after: number,
+  ): Set<string> => {
     const found = new Set<string>()
-    for (let at = 0; at < messageIds.length; at += ROWS_PER_STATEMENT) {
-      const chunk = messageIds.slice(at, at + ROWS_PER_STATEMENT)
+    for (let at = 0; at < keys.length; at += ROWS_PER_STATEMENT) {
+      const count = Math.min(ROWS_PER_STATEMENT, keys.length - at)
+      const list = placeholders(count, '?')
       const rows = db
         .sql(
-          `SELECT message_id FROM messages WHERE source_id = ? AND message_id IN (${placeholders(chunk.length, '?')}) AND received_at > ?`,
+          `SELECT message_id FROM messages WHERE dedupe_key IN (${list}) AND source_id = ? AND received_at > ?
+           UNION ALL
+           SELECT message_id FROM messages WHERE dedupe_key IS NULL AND source_id = ? AND message_id IN (${list}) AND received_at > ?`,
         )
-        .all(sourceId, ...chunk, after) as { message_id: string }[]
+        .all(
+          ...keys.slice(at, at + count),
+          sourceId,
+          after,
+          sourceId,
+          ...messageIds.slice(at, at + count),
+          after,
+        ) as { message_id: string }[]
       for (const row of rows) found.add(row.message_id)
     }
     return found
@@ -35,9 +57,10 @@ export function sqliteIngest(db: SqliteDatabase): StoreSql['ingest'] {
    * INSERT get consecutive rowids in VALUES order (one writer, AUTOINCREMENT: each is the largest so
    * far plus one), so message k of the chunk has pk first + k.
    */
-  const insertMessages = (chunk: AcceptedMessage[]): number => {
+  const insertMessages = (chunk: AcceptedMessage[], keys: number[]): number => {
     const values: SQLInputValue[] = []
-    for (const message of chunk) {
+    for (let k = 0; k < chunk.length; k++) {
+      const message = chunk[k]!
       values.push(
         message.sourceId,
         message.messageId,
@@ -46,11 +69,12 @@ export function sqliteIngest(db: SqliteDatabase): StoreSql['ingest'] {
         message.payloadJson,
         message.userId ?? null,
         message.previousId ?? null,
+        keys[k]!,
       )
     }
     const { lastInsertRowid, changes } = db
       .sql(
-        `INSERT INTO messages (source_id, message_id, type, received_at, payload, user_id, previous_id) VALUES ${placeholders(chunk.length, '(?, ?, ?, ?, ?, ?, ?)')}`,
+        `INSERT INTO messages (source_id, message_id, type, received_at, payload, user_id, previous_id, dedupe_key) VALUES ${placeholders(chunk.length, '(?, ?, ?, ?, ?, ?, ?, ?)')}`,
       )
       .run(...values)
     // We MUST know each message's pk to route it; anything but one row per message is a bug.
@@ -90,19 +114,26 @@ export function sqliteIngest(db: SqliteDatabase): StoreSql['ingest'] {
       let deliveriesCreated = 0
       for (const { sourceId, total, firsts } of plan) {
         // Dedupe, inside the write transaction: ids this source stored within the window are dropped.
-        const known = storedMessageIds(
-          sourceId,
-          firsts.map((i) => messages[i]!.messageId),
-          duplicatesAfter,
-        )
-        const accepted = firsts.filter((i) => !known.has(messages[i]!.messageId))
+        const ids = firsts.map((i) => messages[i]!.messageId)
+        const keys = ids.map((id) => dedupeKey(sourceId, id))
+        const known = storedMessageIds(sourceId, ids, keys, duplicatesAfter)
+        const accepted: number[] = []
+        const acceptedKeys: number[] = []
+        for (let f = 0; f < firsts.length; f++) {
+          if (known.has(ids[f]!)) continue
+          accepted.push(firsts[f]!)
+          acceptedKeys.push(keys[f]!)
+        }
         for (const i of accepted) stored[i] = true
         // The routing decision is made here, once, in the same transaction as the message: a crash
         // after commit can never lose a delivery that should exist.
         const targets = routingTargets(sourceId)
         for (let at = 0; at < accepted.length; at += ROWS_PER_STATEMENT) {
           const chunk = accepted.slice(at, at + ROWS_PER_STATEMENT)
-          const firstPk = insertMessages(chunk.map((i) => messages[i]!))
+          const firstPk = insertMessages(
+            chunk.map((i) => messages[i]!),
+            acceptedKeys.slice(at, at + ROWS_PER_STATEMENT),
+          )
           const deliveries: SQLInputValue[] = []
           for (let k = 0; k < chunk.length; k++) {
             const message = messages[chunk[k]!]!
@@ -115,6 +146,7 @@ export function sqliteIngest(db: SqliteDatabase): StoreSql['ingest'] {
         }
         countAccepted.run(accepted.length, total - accepted.length, sourceId)
       }
+      addSourceMinutes(db, messages, stored)
       return { stored, deliveriesCreated }
     })
   }

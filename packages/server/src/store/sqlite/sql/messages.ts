@@ -1,3 +1,4 @@
+import { dedupeKey } from '../../core/dedupe-key.ts'
 import type { MessageRow } from '../../core/rows.ts'
 import type { MessagesSql } from '../../core/store-sql.ts'
 import type { SqliteDatabase } from '../database.ts'
@@ -7,8 +8,13 @@ export function sqliteMessages(db: SqliteDatabase): MessagesSql {
   return {
     latest: (sourceId, messageId) =>
       db
-        .sql('SELECT * FROM messages WHERE source_id = ? AND message_id = ? ORDER BY pk DESC LIMIT 1')
-        .get(sourceId, messageId) as MessageRow | undefined,
+        .sql(
+          // By dedupe key, or by text among Sluice's own messages, stored without one (007_dedupe_key.sql).
+          `SELECT * FROM messages WHERE dedupe_key = ?1 AND source_id = ?2 AND message_id = ?3
+           UNION ALL SELECT * FROM messages WHERE dedupe_key IS NULL AND source_id = ?2 AND message_id = ?3
+           ORDER BY pk DESC LIMIT 1`,
+        )
+        .get(dedupeKey(sourceId, messageId), sourceId, messageId) as MessageRow | undefined,
     count: (sourceId) =>
       (
         (sourceId === undefined

@@ -60,63 +60,65 @@ export function sqliteProfiles(db: SqliteDatabase): ProfilesSql {
           .get(id) as { id: string } | undefined
       )?.id,
     apply: (writes) =>
-      db.transaction(() => {
-        const { cursor } = writes
-        // First: a batch planned on a cursor another writer has moved since is not applied at all.
-        const moved = run(
-          'UPDATE profile_cursor SET high_pk = ?, gaps = ?, version = version + 1 WHERE version = ?',
-          cursor.highPk,
-          cursor.gaps,
-          cursor.readVersion,
-        )
-        if (moved === 0) return false
-        for (const { from_id, into_id } of writes.merges) {
-          run('UPDATE profile_identities SET profile_id = ? WHERE profile_id = ?', into_id, from_id)
-          run('UPDATE profile_events SET profile_id = ? WHERE profile_id = ?', into_id, from_id)
-          run('UPDATE profile_merges SET into_id = ? WHERE into_id = ?', into_id, from_id)
-          run('INSERT OR REPLACE INTO profile_merges (from_id, into_id) VALUES (?, ?)', from_id, into_id)
-          run('DELETE FROM profiles WHERE id = ?', from_id)
-          for (const table of COMPUTED_STATE) run(`DELETE FROM ${table} WHERE profile_id = ?`, from_id)
-        }
-        for (const profile of writes.profiles) {
-          run(
-            'INSERT OR REPLACE INTO profiles (id, traits, trait_times, first_seen_at, last_seen_at) VALUES (?, ?, ?, ?, ?)',
-            profile.id,
-            profile.traits,
-            profile.trait_times,
-            profile.first_seen_at,
-            profile.last_seen_at,
+      db.withoutFsync(() =>
+        db.transaction(() => {
+          const { cursor } = writes
+          // First: a batch planned on a cursor another writer has moved since is not applied at all.
+          const moved = run(
+            'UPDATE profile_cursor SET high_pk = ?, gaps = ?, version = version + 1 WHERE version = ?',
+            cursor.highPk,
+            cursor.gaps,
+            cursor.readVersion,
           )
-        }
-        for (const identity of writes.identities) {
-          run(
-            'INSERT OR REPLACE INTO profile_identities (kind, value, profile_id, linked_at) VALUES (?, ?, ?, ?)',
-            identity.kind,
-            identity.value,
-            identity.profile_id,
-            identity.linked_at,
-          )
-        }
-        for (const event of writes.events) {
-          run(
-            `INSERT OR IGNORE INTO profile_events
+          if (moved === 0) return false
+          for (const { from_id, into_id } of writes.merges) {
+            run('UPDATE profile_identities SET profile_id = ? WHERE profile_id = ?', into_id, from_id)
+            run('UPDATE profile_events SET profile_id = ? WHERE profile_id = ?', into_id, from_id)
+            run('UPDATE profile_merges SET into_id = ? WHERE into_id = ?', into_id, from_id)
+            run('INSERT OR REPLACE INTO profile_merges (from_id, into_id) VALUES (?, ?)', from_id, into_id)
+            run('DELETE FROM profiles WHERE id = ?', from_id)
+            for (const table of COMPUTED_STATE) run(`DELETE FROM ${table} WHERE profile_id = ?`, from_id)
+          }
+          for (const profile of writes.profiles) {
+            run(
+              'INSERT OR REPLACE INTO profiles (id, traits, trait_times, first_seen_at, last_seen_at) VALUES (?, ?, ?, ?, ?)',
+              profile.id,
+              profile.traits,
+              profile.trait_times,
+              profile.first_seen_at,
+              profile.last_seen_at,
+            )
+          }
+          for (const identity of writes.identities) {
+            run(
+              'INSERT OR REPLACE INTO profile_identities (kind, value, profile_id, linked_at) VALUES (?, ?, ?, ?)',
+              identity.kind,
+              identity.value,
+              identity.profile_id,
+              identity.linked_at,
+            )
+          }
+          for (const event of writes.events) {
+            run(
+              `INSERT OR IGNORE INTO profile_events
                (message_pk, profile_id, source_id, message_id, type, event, occurred_at, properties)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-            event.message_pk,
-            event.profile_id,
-            event.source_id,
-            event.message_id,
-            event.type,
-            event.event,
-            event.occurred_at,
-            event.properties,
-          )
-        }
-        if (writes.dirty.length > 0) {
-          run(QUEUE_PROFILES, JSON.stringify(writes.dirty))
-        }
-        return true
-      }),
+              event.message_pk,
+              event.profile_id,
+              event.source_id,
+              event.message_id,
+              event.type,
+              event.event,
+              event.occurred_at,
+              event.properties,
+            )
+          }
+          if (writes.dirty.length > 0) {
+            run(QUEUE_PROFILES, JSON.stringify(writes.dirty))
+          }
+          return true
+        }),
+      ),
     events: (profileId, limit, beforePk) =>
       all<ProfileEventRow>(
         `SELECT * FROM profile_events WHERE profile_id = ? AND (? IS NULL OR message_pk < ?)

@@ -1,36 +1,31 @@
-/** Outcomes on SQLite, the hot write path of the delivery engine: attempts and new states, leases released. */
+/**
+ * Outcomes on SQLite, the hot write path of the delivery engine: attempts and new states, leases
+ * released, and the engine's next claims in the same transaction.
+ */
 import type { StoreSql } from '../../core/store-sql.ts'
 import { flag, type SqliteDatabase } from '../database.ts'
+import { claimIn } from './claim-deliveries.ts'
 
 export function sqliteRecordOutcomes(db: SqliteDatabase): StoreSql['recordOutcomes'] {
-  return ({ deliveries, attempts }, now) => {
-    // The delivery's destination is copied onto each attempt (latency figures per destination); a
-    // delivery that no longer exists gets no attempt rows.
-    const insertAttempt = db.sql(
-      `INSERT INTO attempts (delivery_id, destination_id, attempted_at, url, status_code, error_kind, error_text, latency_ms, response_excerpt)
-       SELECT id, destination_id, ?, ?, ?, ?, ?, ?, ? FROM deliveries WHERE id = ?`,
-    )
+  const claim = claimIn(db)
+  return ({ deliveries, attempts }, now, claims) => {
+    // Each delivery's new state first: its RETURNING gives the destination, copied onto its attempts
+    // (latency figures per destination), and a delivery that no longer exists (its destination was
+    // deleted meanwhile) returns nothing and gets no attempt rows.
     const update = db.sql(
       `UPDATE deliveries SET status = ?, dead_lettered = ?, attempt_count = attempt_count + 1,
          next_attempt_at = ?, first_attempt_at = COALESCE(first_attempt_at, ?), closed_urls = ?,
          lease_until = NULL, updated_at = ?
-       WHERE id = ?`,
+       WHERE id = ? RETURNING destination_id`,
     )
-    db.transaction(() => {
-      for (const { deliveryId, attempt } of attempts) {
-        insertAttempt.run(
-          attempt.attemptedAt,
-          attempt.url,
-          attempt.statusCode,
-          attempt.errorKind,
-          attempt.errorText,
-          attempt.latencyMs,
-          attempt.responseExcerpt,
-          deliveryId,
-        )
-      }
+    const insertAttempt = db.sql(
+      `INSERT INTO attempts (delivery_id, destination_id, attempted_at, url, status_code, error_kind, error_text, latency_ms, response_excerpt)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    return db.transaction(() => {
+      const destinations = new Map<number, string>()
       for (const row of deliveries) {
-        update.run(
+        const updated = update.get(
           row.status,
           flag(row.deadLettered),
           row.nextAttemptAt,
@@ -38,8 +33,26 @@ export function sqliteRecordOutcomes(db: SqliteDatabase): StoreSql['recordOutcom
           row.closedUrls,
           now,
           row.id,
+        ) as { destination_id: string } | undefined
+        if (updated) destinations.set(row.id, updated.destination_id)
+      }
+      for (const { deliveryId, attempt } of attempts) {
+        const destinationId = destinations.get(deliveryId)
+        if (destinationId === undefined) continue
+        insertAttempt.run(
+          deliveryId,
+          destinationId,
+          attempt.attemptedAt,
+          attempt.url,
+          attempt.statusCode,
+          attempt.errorKind,
+          attempt.errorText,
+          attempt.latencyMs,
+          attempt.responseExcerpt,
         )
       }
+      // The next claims share the commit: one transaction and one fsync for the engine's round trip.
+      return claims.map(claim)
     })
   }
 }

@@ -1,4 +1,11 @@
-import { attemptMinutesSql, BUCKET_COLUMNS, type MinuteRow, toMinuteRow } from '../../core/rollups.ts'
+import type { SourceMinute } from '../../../domain/series.ts'
+import {
+  attemptMinutesSql,
+  BUCKET_COLUMNS,
+  type MinuteRow,
+  sourceMinuteCounts,
+  toMinuteRow,
+} from '../../core/rollups.ts'
 import type { RollupsSql } from '../../core/store-sql.ts'
 import type { SqliteDatabase } from '../database.ts'
 
@@ -42,5 +49,30 @@ export function sqliteRollups(db: SqliteDatabase): RollupsSql {
         to,
         destinationId,
       ),
+    sourceMinutes: (sourceId, from, to) =>
+      db
+        .sql(
+          'SELECT minute, accepted FROM source_rollups WHERE source_id = ? AND minute >= ? AND minute < ? ORDER BY minute',
+        )
+        .all(sourceId, from, to)
+        .map((row): SourceMinute => ({ minute: Number(row.minute), accepted: Number(row.accepted) })),
+  }
+}
+
+/**
+ * Adds an ingest commit's stored calls to source_rollups. Called by the ingest inside its transaction,
+ * so the figures commit (or roll back) with the messages they count.
+ */
+export function addSourceMinutes(
+  db: SqliteDatabase,
+  messages: readonly { sourceId: string; receivedAt: number }[],
+  stored: readonly boolean[],
+): void {
+  const upsert = db.sql(
+    `INSERT INTO source_rollups (source_id, minute, accepted) VALUES (?, ?, ?)
+     ON CONFLICT (source_id, minute) DO UPDATE SET accepted = accepted + excluded.accepted`,
+  )
+  for (const { sourceId, minute, accepted } of sourceMinuteCounts(messages, stored)) {
+    upsert.run(sourceId, minute, accepted)
   }
 }

@@ -1,0 +1,138 @@
+/**
+ * source_rollups on both stores: the ingest commit keeps them (stored calls only, by minute of receipt),
+ * and upgrading a store that already holds calls (migration 006) fills them from those calls.
+ */
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { describe, test } from 'node:test'
+import { databasePath } from '../../src/store/sqlite/database.ts'
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
+import type { AcceptedMessage, Store } from '../../src/store/store.ts'
+import { freshSchema, openPgStore, withAdmin } from './pg.ts'
+
+const HOUR = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000
+
+function message(sourceId: string, messageId: string, receivedAt: number): AcceptedMessage {
+  return {
+    sourceId,
+    messageId,
+    type: 'track',
+    receivedAt,
+    routeTo: [],
+    payloadJson: JSON.stringify({ type: 'track', event: 'E', messageId }),
+  }
+}
+
+interface Backend {
+  name: string
+  /** A migrated store, and a way to undo migration 006 and open the store again (which re-applies it). */
+  open(): Promise<{ store: Store; downgradeAndReopen(): Promise<Store>; destroy(): Promise<void> }>
+}
+
+const backends: Backend[] = [
+  {
+    name: 'SQLite',
+    open: async () => {
+      const dataDir = await mkdtemp(join(tmpdir(), 'sluice-rollups-'))
+      const open = async () => {
+        const store = new SqliteStore({ dataDir, synchronous: 'NORMAL' })
+        await store.migrate()
+        return store
+      }
+      return {
+        store: await open(),
+        downgradeAndReopen: async () => {
+          const db = new DatabaseSync(databasePath(dataDir))
+          db.exec('DROP TABLE source_rollups; DELETE FROM schema_migrations WHERE version = 6')
+          db.close()
+          return open()
+        },
+        destroy: () => rm(dataDir, { recursive: true, force: true }),
+      }
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    open: async () => {
+      const { schema, drop } = await freshSchema()
+      return {
+        store: await openPgStore(schema),
+        downgradeAndReopen: async () => {
+          await withAdmin((client) =>
+            client.query(
+              `DROP TABLE ${schema}.source_rollups; DELETE FROM ${schema}.schema_migrations WHERE version = 6`,
+            ),
+          )
+          return openPgStore(schema)
+        },
+        destroy: drop,
+      }
+    },
+  },
+]
+
+for (const backend of backends) {
+  describe(`source rollups (${backend.name})`, () => {
+    test('each commit adds its stored calls per source and minute; duplicates add nothing; deleting the source removes them', async () => {
+      const { store, destroy } = await backend.open()
+      try {
+        const a = await store.createSource({ name: 'A', enabled: true })
+        const b = await store.createSource({ name: 'B', enabled: true })
+        await store.ingest([
+          message(a.id, 'm-1', HOUR + 1_000),
+          message(a.id, 'm-1', HOUR + 2_000),
+          message(b.id, 'm-1', HOUR + 3_000),
+          message(a.id, 'm-2', HOUR + 61_000),
+        ])
+        // A second commit into the same minutes, with a repeat of a stored call.
+        await store.ingest([message(a.id, 'm-2', HOUR + 62_000), message(a.id, 'm-3', HOUR + 59_999)])
+        assert.deepEqual(await store.sourceMinutes(a.id, HOUR, HOUR + 3_600_000), [
+          { minute: HOUR, accepted: 2 },
+          { minute: HOUR + 60_000, accepted: 1 },
+        ])
+        assert.deepEqual(await store.sourceMinutes(b.id, HOUR, HOUR + 3_600_000), [
+          { minute: HOUR, accepted: 1 },
+        ])
+        // The range is [from, to), by minute.
+        assert.deepEqual(await store.sourceMinutes(a.id, HOUR + 60_000, HOUR + 120_000), [
+          { minute: HOUR + 60_000, accepted: 1 },
+        ])
+        assert.deepEqual(await store.sourceMinutes(a.id, HOUR, HOUR + 60_000), [
+          { minute: HOUR, accepted: 2 },
+        ])
+        // They go with their source.
+        assert.equal(await store.deleteSource(a.id), true)
+        assert.deepEqual(await store.sourceMinutes(a.id, HOUR, HOUR + 3_600_000), [])
+        assert.equal((await store.sourceMinutes(b.id, HOUR, HOUR + 3_600_000)).length, 1)
+      } finally {
+        await store.close()
+        await destroy()
+      }
+    })
+
+    test('upgrading a store that holds calls fills the figures from them', async () => {
+      const { store, downgradeAndReopen, destroy } = await backend.open()
+      let reopened: Store | null = null
+      try {
+        const a = await store.createSource({ name: 'A', enabled: true })
+        await store.ingest([
+          message(a.id, 'm-1', HOUR + 5_000),
+          message(a.id, 'm-2', HOUR + 6_000),
+          message(a.id, 'm-3', HOUR + 10 * 60_000),
+        ])
+        await store.close()
+        reopened = await downgradeAndReopen()
+        assert.deepEqual(await reopened.sourceMinutes(a.id, HOUR, HOUR + 3_600_000), [
+          { minute: HOUR, accepted: 2 },
+          { minute: HOUR + 10 * 60_000, accepted: 1 },
+        ])
+      } finally {
+        await reopened?.close()
+        await destroy()
+      }
+    })
+  })
+}

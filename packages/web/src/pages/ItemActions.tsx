@@ -1,0 +1,98 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
+import { api } from '../api.ts'
+import { ErrorBox, TextField } from '../ui.tsx'
+
+/**
+ * Rename and delete buttons of one audience or computed trait (admins only: the caller leaves them out
+ * for viewers). Renaming keeps the key, so destinations keep getting the same trait.
+ */
+export function ItemActions({
+  name,
+  itemKey,
+  path,
+  queryKey,
+  noun,
+}: {
+  name: string
+  itemKey: string
+  /** The resource, e.g. `/audiences/aud_…`. */
+  path: string
+  /** The list query to refresh after a change. */
+  queryKey: string
+  /** What it is, for the confirmation: "audience", "computed trait". */
+  noun: string
+}) {
+  const queryClient = useQueryClient()
+  const [draft, setDraft] = useState<string | null>(null)
+  const refresh = () => queryClient.invalidateQueries({ queryKey: [queryKey] })
+  const rename = useMutation({
+    mutationFn: (newName: string) => api('PATCH', path, { name: newName }),
+    onSuccess: () => {
+      setDraft(null)
+      return refresh()
+    },
+  })
+  const remove = useMutation({ mutationFn: () => api('DELETE', path), onSuccess: refresh })
+  if (draft !== null) {
+    return (
+      <form
+        aria-label={`Rename ${name}`}
+        className="inline-form"
+        noValidate
+        onSubmit={(event) => {
+          event.preventDefault()
+          rename.mutate(draft)
+        }}
+      >
+        <TextField
+          label={`New name for ${name}`}
+          value={draft}
+          onChange={setDraft}
+          error={rename.error}
+          field="/name"
+          hint={
+            <>
+              The key stays <code>{itemKey}</code>.
+            </>
+          }
+        />
+        <ErrorBox error={rename.error} fields={['/name']} />
+        <div className="row-actions">
+          <button type="submit" disabled={rename.isPending}>
+            Save name
+          </button>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => {
+              rename.reset()
+              setDraft(null)
+            }}
+          >
+            Cancel
+          </button>
+        </div>
+      </form>
+    )
+  }
+  return (
+    <div className="row-actions">
+      <button type="button" className="link" aria-label={`Rename ${name}`} onClick={() => setDraft(name)}>
+        Rename
+      </button>
+      <button
+        type="button"
+        className="link danger-link"
+        aria-label={`Delete ${name}`}
+        disabled={remove.isPending}
+        onClick={() => {
+          if (confirm(`Delete the ${noun} ${name}? Nothing is sent to its destinations.`)) remove.mutate()
+        }}
+      >
+        Delete
+      </button>
+      <ErrorBox error={remove.error} />
+    </div>
+  )
+}

@@ -1,0 +1,214 @@
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query'
+import { type FormEvent, useId, useState } from 'react'
+import { ApiError, get, type Profile, type ProfileEvent, type Source } from '../api.ts'
+import { CodeBlock, ErrorBox, formatTime, Loading, TableScroll, TextField } from '../ui.tsx'
+
+const IDENTITIES = [
+  { param: 'userId', label: 'User ID' },
+  { param: 'anonymousId', label: 'Anonymous ID' },
+] as const
+
+type Identity = (typeof IDENTITIES)[number]
+
+const plural = (count: number, one: string, many: string) =>
+  `${count.toLocaleString()} ${count === 1 ? one : many}`
+
+/** Calls per page of the profile's calls. */
+const EVENTS_PER_PAGE = 25
+
+/** The identity in the address (`?userId=…` or `?anonymousId=…`), so that a lookup can be linked to. */
+function fromAddress(): { identity: Identity; value: string } {
+  const query = new URLSearchParams(location.search)
+  for (const identity of IDENTITIES) {
+    const value = query.get(identity.param)
+    if (value) return { identity, value }
+  }
+  return { identity: IDENTITIES[0], value: '' }
+}
+
+/**
+ * A profile looked up by user id or anonymous id: its identities, audiences, traits and computed traits,
+ * and (`withEvents`) its calls, newest first, a page at a time.
+ */
+export function ProfileLookup({ withEvents = false }: { withEvents?: boolean }) {
+  const id = useId()
+  const initial = withEvents ? fromAddress() : { identity: IDENTITIES[0], value: '' }
+  const [identity, setIdentity] = useState<Identity>(initial.identity)
+  const [value, setValue] = useState(initial.value)
+  const [looked, setLooked] = useState<{ identity: Identity; value: string } | null>(
+    initial.value === '' ? null : initial,
+  )
+  const profile = useQuery({
+    queryKey: ['profile', looked?.identity.param, looked?.value],
+    queryFn: () =>
+      get<Profile>(`/profiles?${new URLSearchParams({ [looked!.identity.param]: looked!.value })}`),
+    enabled: looked !== null,
+    retry: false,
+  })
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    const next = { identity, value: value.trim() }
+    if (next.value === '') return
+    if (looked?.identity === next.identity && looked.value === next.value) void profile.refetch()
+    else setLooked(next)
+    if (withEvents) {
+      history.replaceState(
+        null,
+        '',
+        `${location.pathname}?${new URLSearchParams({ [identity.param]: next.value })}`,
+      )
+    }
+  }
+  const notFound = profile.error instanceof ApiError && profile.error.status === 404
+  return (
+    <div className="card">
+      <form onSubmit={submit} className="inline-form" aria-label="Profile lookup">
+        <div className="field">
+          <label htmlFor={`${id}-by`}>Look up by</label>
+          <select
+            id={`${id}-by`}
+            value={identity.param}
+            onChange={(event) =>
+              setIdentity(IDENTITIES.find((each) => each.param === event.target.value) ?? IDENTITIES[0])
+            }
+          >
+            {IDENTITIES.map((each) => (
+              <option key={each.param} value={each.param}>
+                {each.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <TextField label={identity.label} value={value} onChange={setValue} />
+        <button type="submit">Look up</button>
+      </form>
+      {profile.isFetching && <Loading what="the profile" />}
+      {notFound && looked ? (
+        <p role="status">
+          No profile has the {looked.identity.label.toLowerCase()} {looked.value}.
+        </p>
+      ) : (
+        <ErrorBox error={profile.error} />
+      )}
+      {profile.data && !profile.isFetching && (
+        <section aria-label="Profile" className="profile">
+          <p>
+            <code>{profile.data.id}</code> — user ids {profile.data.userIds.join(', ') || 'none'}; anonymous
+            ids {profile.data.anonymousIds.join(', ') || 'none'}; seen {formatTime(profile.data.firstSeenAt)}{' '}
+            to {formatTime(profile.data.lastSeenAt)}.
+          </p>
+          <h3>Audiences</h3>
+          {profile.data.audiences.length === 0 ? (
+            <p className="muted">In no audience.</p>
+          ) : (
+            <ul aria-label="Audiences of the profile">
+              {profile.data.audiences.map((key) => (
+                <li key={key}>
+                  <code>{key}</code>
+                </li>
+              ))}
+            </ul>
+          )}
+          <h3>Traits</h3>
+          <CodeBlock label="Traits">{JSON.stringify(profile.data.traits, null, 2)}</CodeBlock>
+          <h3>Computed traits</h3>
+          <CodeBlock label="Computed traits">
+            {JSON.stringify(profile.data.computedTraits, null, 2)}
+          </CodeBlock>
+          {withEvents && <ProfileEvents profileId={profile.data.id} />}
+        </section>
+      )}
+    </div>
+  )
+}
+
+interface EventPage {
+  events: ProfileEvent[]
+  nextCursor: number | null
+}
+
+/** The profile's calls, newest first; "Load older calls" fetches the next page. */
+function ProfileEvents({ profileId }: { profileId: string }) {
+  const sources = useQuery({ queryKey: ['sources'], queryFn: () => get<{ sources: Source[] }>('/sources') })
+  const events = useInfiniteQuery({
+    queryKey: ['profile-events', profileId],
+    queryFn: ({ pageParam }) =>
+      get<EventPage>(
+        `/profiles/${profileId}/events?limit=${EVENTS_PER_PAGE}${pageParam === null ? '' : `&before=${pageParam}`}`,
+      ),
+    initialPageParam: null as number | null,
+    getNextPageParam: (last) => last.nextCursor,
+  })
+  const sourceName = (sourceId: string) =>
+    sources.data?.sources.find((source) => source.id === sourceId)?.name ?? sourceId
+  const list = events.data?.pages.flatMap((page) => page.events) ?? []
+  return (
+    <>
+      <h3>Calls</h3>
+      <ErrorBox error={events.error} />
+      {events.isPending ? (
+        <Loading what="the calls" />
+      ) : list.length === 0 ? (
+        <p className="muted">No calls stored for this profile.</p>
+      ) : (
+        <TableScroll label="Calls of the profile">
+          <table>
+            <caption className="visually-hidden">Calls of the profile, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Type</th>
+                <th scope="col">Event</th>
+                <th scope="col">Source</th>
+                <th scope="col">Message ID</th>
+                <th scope="col">Properties</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((event) => (
+                <tr key={`${event.sourceId}/${event.messageId}`}>
+                  <td>{formatTime(event.timestamp)}</td>
+                  <td>{event.type}</td>
+                  <td>{event.event ?? '—'}</td>
+                  <td>{sourceName(event.sourceId)}</td>
+                  <td>
+                    <code>{event.messageId}</code>
+                  </td>
+                  <td>
+                    {Object.keys(event.properties).length === 0 ? (
+                      <span className="muted">none</span>
+                    ) : (
+                      <details>
+                        <summary>
+                          <span className="visually-hidden">Properties of {event.messageId}: </span>
+                          {plural(Object.keys(event.properties).length, 'property', 'properties')}
+                        </summary>
+                        <pre className="code">{JSON.stringify(event.properties, null, 2)}</pre>
+                      </details>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+      )}
+      <div className="pager">
+        <span className="muted" role="status">
+          {plural(list.length, 'call', 'calls')} shown
+          {events.hasNextPage ? '; older ones remain' : ''}.
+        </span>
+        {events.hasNextPage && (
+          <button
+            type="button"
+            className="secondary"
+            disabled={events.isFetchingNextPage}
+            onClick={() => void events.fetchNextPage()}
+          >
+            Load older calls
+          </button>
+        )}
+      </div>
+    </>
+  )
+}
