@@ -23,7 +23,7 @@ const small = quick ? 5_000 : 10_000
 const skip = small / 10
 const spanMs = quick ? 3_000 : 20_000
 const concurrency = 32
-const rssGoalMb = 256
+const rssGoalMb = 160
 
 interface Run {
   backlog: number

@@ -178,7 +178,7 @@ const ratios = {
   delivered: ours.deliveredPerSecond / peer.deliveredPerSecond,
 }
 const goals = {
-  'enqueue ≥ 10× peer': ratios.enqueue >= 10,
+  'enqueue ≥ 15× peer': ratios.enqueue >= 15,
   'heap growth ≤ 0.1× peer': ratios.heapGrowth <= 0.1,
   'delivered ≥ 5× peer': ratios.delivered >= 5,
   'zero duplicates': ours.duplicates === 0,
