@@ -177,11 +177,12 @@ export function eventLeaves(
   node: AudienceNode,
   audiences: ReadonlyMap<string, AudienceNode>,
   seen = new Set<string>(),
-): { event: string; withinDays: number | null }[] {
+): { event: string; withinDays: number | null; where: WhereCondition[] }[] {
   if ('all' in node) return node.all.flatMap((child) => eventLeaves(child, audiences, seen))
   if ('any' in node) return node.any.flatMap((child) => eventLeaves(child, audiences, seen))
   if ('not' in node) return eventLeaves(node.not, audiences, seen)
-  if ('event' in node) return [{ event: node.event, withinDays: node.withinDays ?? null }]
+  if ('event' in node)
+    return [{ event: node.event, withinDays: node.withinDays ?? null, where: node.where ?? [] }]
   if ('audience' in node && !seen.has(node.audience)) {
     seen.add(node.audience)
     const other = audiences.get(node.audience)

@@ -10,17 +10,42 @@
  * - `audience`: the profile is a member of that audience.
  */
 import type { AudienceNode, CountOperator } from '../domain/audiences.ts'
-import type { CallFacts } from './computed-value.ts'
+import type { WhereCondition } from '../domain/computed-traits.ts'
+import { type CallFacts, windowStart } from './aggregate.ts'
 import { matchesAll } from './where.ts'
 
+/** An audience `event` condition: which calls it counts. */
+export interface EventCondition {
+  event: string
+  where: readonly WhereCondition[]
+  withinDays: number | null
+}
+
 export interface ProfileFacts {
-  calls: readonly CallFacts[]
+  /** How many of the profile's calls an `event` condition counts at `now`. */
+  count(condition: EventCondition, now: number): number
   traits: Record<string, unknown>
   /** Computed trait key → value. */
   computed: Record<string, unknown>
 }
 
-const DAY_MS = 86_400_000
+/** Facts from the profile's whole list of calls (previews, and tests). */
+export function factsFromCalls(
+  calls: readonly CallFacts[],
+  traits: Record<string, unknown>,
+  computed: Record<string, unknown>,
+): ProfileFacts {
+  return {
+    count: ({ event, where, withinDays }, now) => {
+      const since = windowStart(withinDays, now)
+      return calls.filter(
+        (call) => call.event === event && call.timestamp > since && matchesAll(call.properties, where),
+      ).length
+    },
+    traits,
+    computed,
+  }
+}
 
 export class MembershipEvaluator {
   private readonly facts: ProfileFacts
@@ -55,12 +80,7 @@ export class MembershipEvaluator {
     if ('not' in node) return !this.holds(node.not)
     if ('audience' in node) return this.memberOf(node.audience)
     if ('event' in node) {
-      const since =
-        node.withinDays === undefined ? Number.NEGATIVE_INFINITY : this.now - node.withinDays * DAY_MS
-      const where = node.where ?? []
-      const count = this.facts.calls.filter(
-        (call) => call.event === node.event && call.timestamp > since && matchesAll(call.properties, where),
-      ).length
+      const count = this.facts.count(eventCondition(node), this.now)
       const { op, value } = node.count ?? { op: '>=', value: 1 }
       return compareCount(count, op, value)
     }
@@ -85,4 +105,13 @@ function compareCount(count: number, op: CountOperator, value: number): boolean 
     case '>=':
       return count >= value
   }
+}
+
+/** The calls an `event` node counts, with its defaults filled in. */
+export function eventCondition(node: {
+  event: string
+  where?: WhereCondition[]
+  withinDays?: number
+}): EventCondition {
+  return { event: node.event, where: node.where ?? [], withinDays: node.withinDays ?? null }
 }

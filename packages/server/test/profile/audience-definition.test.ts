@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import { type AudienceNode, checkDefinition } from '../../src/domain/audiences.ts'
 import { ValidationError } from '../../src/domain/errors.ts'
-import { MembershipEvaluator } from '../../src/profile/audience-membership.ts'
+import { factsFromCalls, MembershipEvaluator } from '../../src/profile/audience-membership.ts'
 
 const refusal = (run: () => unknown): ValidationError => {
   try {
@@ -42,7 +42,7 @@ describe('audience definitions', () => {
       { seq: 2, event: 'Order', timestamp: now - 86_400_000, properties: { total: 50 } },
     ]
     const evaluator = new MembershipEvaluator(
-      { calls, traits: { plan: 'pro', address: { city: 'Oslo' } }, computed: { ltv: 55 } },
+      factsFromCalls(calls, { plan: 'pro', address: { city: 'Oslo' } }, { ltv: 55 }),
       now,
       new Map<string, AudienceNode>([['buyers', { event: 'Order' }]]),
     )

@@ -4,7 +4,9 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { COMPUTED_TRAIT_KINDS, snakeCase, type WhereCondition } from '../../src/domain/computed-traits.ts'
+import { traitValue } from '../../src/profile/aggregate.ts'
 import { type CallFacts, computeTraitValue, type TraitDefinition } from '../../src/profile/computed-value.ts'
+import { addCalls, buildFold, scopeKey, usableFor } from '../../src/profile/fold.ts'
 
 const NOW = Date.UTC(2026, 5, 1)
 const DAY = 86_400_000
@@ -126,6 +128,54 @@ describe('computed trait values', () => {
       }),
       { numRuns: 3_000 },
     )
+  })
+
+  test('a fold built from some calls and brought up to date with the rest gives the same values', () => {
+    // Evaluation keeps folds per profile and adds only newer calls; the value must be exactly the one
+    // computed over the whole history, however the calls were split between steps.
+    fc.assert(
+      fc.property(
+        definition,
+        fc.array(call, { maxLength: 40 }),
+        fc.array(fc.nat(40), { maxLength: 4 }),
+        (def, raw, cuts) => {
+          const calls = raw.map((c, seq) => ({ ...c, seq: seq + 1 }))
+          const scope = { ...def, property: def.kind === 'count' ? null : def.property }
+          const scopes = new Map([[scopeKey(scope), scope]])
+          const edges = [...new Set([0, ...cuts.map((n) => Math.min(n, calls.length)), calls.length])].sort(
+            (a, b) => a - b,
+          )
+          const fold = buildFold(scopes, calls.slice(0, edges[1] ?? 0), NOW)
+          for (let i = 1; i + 1 < edges.length; i++) {
+            assert.ok(usableFor(fold, scopes, NOW))
+            addCalls(fold, scopes, calls.slice(edges[i], edges[i + 1]), NOW)
+          }
+          assert.equal(fold.mark, calls.length)
+          const folded = fold.seen.has(def.event)
+            ? traitValue(def.kind, fold.aggregates.get(scopeKey(scope))!)
+            : null
+          const whole = calls.some((c) => c.event === def.event) ? computeTraitValue(def, calls, NOW) : null
+          assert.deepEqual(folded, whole)
+        },
+      ),
+      { numRuns: 2_000 },
+    )
+  })
+
+  test('a windowed fold is not usable once one of its calls has left the window', () => {
+    const def = { event: 'E', where: [], withinDays: 1, property: 'p' }
+    const scopes = new Map([[scopeKey(def), def]])
+    const fold = buildFold(
+      scopes,
+      [{ seq: 1, event: 'E', timestamp: NOW - 86_400_000 + 1_000, properties: { p: 1 } }],
+      NOW,
+    )
+    assert.equal(fold.aggregates.get(scopeKey(def))!.count, 1)
+    assert.ok(usableFor(fold, scopes, NOW + 999))
+    assert.equal(usableFor(fold, scopes, NOW + 1_000), false)
+    // A scope it does not have makes it unusable too: that one must be built from the history.
+    const other = { ...def, property: 'q' }
+    assert.equal(usableFor(fold, new Map([[scopeKey(other), other]]), NOW), false)
   })
 
   test('most_frequent needs a value seen twice; ties go to the first in sort order', () => {

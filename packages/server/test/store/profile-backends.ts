@@ -17,6 +17,8 @@ export interface Opened {
   store: Store
   second(): Promise<Store>
   cleanup(): Promise<void>
+  /** SQLite: the store's folder (tests may open the file beside the store). */
+  dataDir?: string
 }
 
 export const backends: { name: string; open(): Promise<Opened> }[] = [
@@ -34,6 +36,7 @@ export const backends: { name: string; open(): Promise<Opened> }[] = [
       await store.migrate()
       return {
         store,
+        dataDir,
         // One process owns a SQLite file: a second handle is the same store.
         second: async () => store,
         async cleanup() {

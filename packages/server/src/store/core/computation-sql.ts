@@ -114,6 +114,12 @@ export interface ComputationsSql {
   dirty(limit: number): Awaitable<DirtyRow[]>
   /** The calls of these profiles whose event is one of `events`. */
   eventsOf(profileIds: string[], events: string[]): Awaitable<ProfileEventRow[]>
+  /**
+   * The calls of each profile after its mark (a message pk) whose event is one of `events`. Only on
+   * a backend where calls become visible in pk order (SQLite: one writer); elsewhere a lower pk can
+   * commit after a higher one, so there is no such method and evaluation reads whole histories.
+   */
+  eventsAfter?(marks: [profileId: string, afterPk: number][], events: string[]): Awaitable<ProfileEventRow[]>
   values(profileIds: string[]): Awaitable<ValueRow[]>
   sent(profileIds: string[]): Awaitable<SentRow[]>
   apply(writes: EvaluationWrites): Awaitable<boolean>

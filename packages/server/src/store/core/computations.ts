@@ -10,8 +10,22 @@ import { randomUUID } from 'node:crypto'
 import { type Audience, type AudienceNode, eventLeaves } from '../../domain/audiences.ts'
 import type { ComputedTrait } from '../../domain/computed-traits.ts'
 import type { Destination } from '../../domain/destinations.ts'
-import { MembershipEvaluator } from '../../profile/audience-membership.ts'
-import { type CallFacts, computeTraitValue } from '../../profile/computed-value.ts'
+import { type AggregateScope, type CallFacts, traitValue } from '../../profile/aggregate.ts'
+import {
+  type EventCondition,
+  factsFromCalls,
+  MembershipEvaluator,
+  type ProfileFacts,
+} from '../../profile/audience-membership.ts'
+import {
+  addCalls,
+  buildFold,
+  type Fold,
+  type FoldCache,
+  scopeKey,
+  usableFor,
+  worthKeeping,
+} from '../../profile/fold.ts'
 import type {
   ComputationChange,
   ComputationClass,
@@ -177,6 +191,11 @@ export interface EvaluationContext {
   identitiesOf(profileIds: string[]): Promise<IdentityRow[]> | IdentityRow[]
   profiles(profileIds: string[]): Promise<ProfileRow[]> | ProfileRow[]
   destinations(): Promise<Destination[]>
+  /**
+   * Folds kept between steps (profile/fold.ts). Only where calls become visible in arrival order, so
+   * that `sql.eventsAfter` finds exactly the calls a fold has not seen.
+   */
+  folds?: FoldCache
 }
 
 export interface EvaluationResult {
@@ -216,11 +235,10 @@ export async function evaluateQueued(
   }
   const computations = activeComputations(rows)
   const profileIds = dirty.map((row) => row.profile_id)
+  const definitions = computations.references ?? audienceDefinitions(computations.audiences)
   const events = [...relevance(computations).events]
-  const callsOf = groupBy(
-    events.length === 0 ? [] : await sql.eventsOf(profileIds, events),
-    (row) => row.profile_id,
-  )
+  const scopes = aggregateScopes(computations, definitions)
+  const folds = await currentFolds(context, profileIds, events, scopes, now)
   const identitiesOf = groupBy(await context.identitiesOf(profileIds), (row) => row.profile_id)
   const traitsOf = new Map(
     (await context.profiles(profileIds)).map((row) => [row.id, JSON.parse(row.traits)]),
@@ -236,13 +254,15 @@ export async function evaluateQueued(
   )
   const enabled = new Set((await context.destinations()).filter((d) => d.enabled).map((d) => d.id))
   const plan = new EvaluationPlan(dirty, now, values, sent, enabled)
-  const definitions = computations.references ?? audienceDefinitions(computations.audiences)
   for (const profileId of profileIds) {
     const identities = identitiesOf.get(profileId) ?? []
     const traits = traitsOf.get(profileId) as Record<string, unknown> | undefined
+    const fold = folds.get(profileId)!
     // A profile merged away or erased since it was queued has nothing left to compute.
-    if (identities.length === 0 || traits === undefined) continue
-    const calls = (callsOf.get(profileId) ?? []).map(toCallFacts)
+    if (identities.length === 0 || traits === undefined) {
+      context.folds?.delete([profileId])
+      continue
+    }
     const speaker = {
       userId: speakingId(identities, 'user'),
       anonymousId: speakingId(identities, 'anonymous'),
@@ -252,7 +272,9 @@ export async function evaluateQueued(
       if (plan.failed(trait.id)) continue
       const value = plan.attempt(trait.id, () =>
         // No value at all for a profile that never made the trait's event (rather than, say, a count of 0).
-        calls.some((call) => call.event === trait.event) ? computeTraitValue(trait, calls, now) : null,
+        fold.seen.has(trait.event)
+          ? traitValue(trait.kind, fold.aggregates.get(scopeKey(traitScope(trait)))!)
+          : null,
       )
       if (value === FAILED) continue
       if (value !== null) computed[trait.key] = value
@@ -265,7 +287,7 @@ export async function evaluateQueued(
         speaker: speaker.userId === null ? null : speaker,
       })
     }
-    const memberships = new MembershipEvaluator({ calls, traits, computed }, now, definitions)
+    const memberships = new MembershipEvaluator(foldFacts(fold, traits, computed), now, definitions)
     for (const audience of computations.audiences) {
       if (plan.failed(audience.id)) continue
       const member = plan.attempt(audience.id, () => memberships.memberOf(audience.key))
@@ -288,6 +310,98 @@ export async function evaluateQueued(
       (total, message) => total + message.destination_ids.length,
       0,
     ),
+  }
+}
+
+/** The calls a computed trait aggregates, and the property it reads (none for a count). */
+function traitScope(trait: ComputedTrait): AggregateScope {
+  return {
+    event: trait.event,
+    where: trait.where ?? [],
+    withinDays: trait.withinDays ?? null,
+    property: trait.kind === 'count' ? null : (trait.property ?? ''),
+  }
+}
+
+function conditionScope(condition: EventCondition): AggregateScope {
+  return { ...condition, property: null }
+}
+
+/** Every aggregate the active computations read, by scope key. */
+function aggregateScopes(
+  computations: Computations,
+  definitions: ReadonlyMap<string, AudienceNode>,
+): Map<string, AggregateScope> {
+  const scopes = new Map<string, AggregateScope>()
+  const add = (scope: AggregateScope) => scopes.set(scopeKey(scope), scope)
+  for (const trait of computations.traits) add(traitScope(trait))
+  for (const audience of computations.audiences) {
+    for (const leaf of eventLeaves(audience.definition, definitions)) add(conditionScope(leaf))
+  }
+  return scopes
+}
+
+/**
+ * Each queued profile's fold, current: a kept fold brought up to date with the calls it has not seen,
+ * or one built from the profile's whole history (and kept, if worth it).
+ */
+async function currentFolds(
+  context: EvaluationContext,
+  profileIds: string[],
+  events: string[],
+  scopes: Map<string, AggregateScope>,
+  now: number,
+): Promise<Map<string, Fold>> {
+  const { sql, folds: cache } = context
+  const folds = new Map<string, Fold>()
+  const marks: [string, number][] = []
+  for (const id of profileIds) {
+    const kept = sql.eventsAfter ? cache?.get(id) : undefined
+    if (kept !== undefined && usableFor(kept, scopes, now)) {
+      folds.set(id, kept)
+      marks.push([id, kept.mark])
+    }
+  }
+  const unfolded = profileIds.filter((id) => !folds.has(id))
+  const read = async (ask: () => Promise<ProfileEventRow[]> | ProfileEventRow[], count: number) =>
+    count === 0 || events.length === 0 ? new Map<string, CallFacts[]>() : callsByProfile(await ask())
+  const newer = await read(() => sql.eventsAfter!(marks, events), marks.length)
+  for (const [id, fold] of folds) addCalls(fold, scopes, newer.get(id) ?? [], now)
+  const histories = await read(() => sql.eventsOf(unfolded, events), unfolded.length)
+  for (const id of unfolded) {
+    const calls = histories.get(id) ?? []
+    const fold = buildFold(scopes, calls, now)
+    folds.set(id, fold)
+    if (cache && sql.eventsAfter && worthKeeping(fold, calls.length)) cache.set(id, fold)
+    else cache?.delete([id])
+  }
+  return folds
+}
+
+/** Rows → each profile's calls in arrival order (the order sums are added in). */
+function callsByProfile(rows: ProfileEventRow[]): Map<string, CallFacts[]> {
+  const calls = new Map<string, CallFacts[]>()
+  for (const [id, group] of groupBy(rows, (row) => row.profile_id)) {
+    calls.set(id, group.sort((a, b) => a.message_pk - b.message_pk).map(toCallFacts))
+  }
+  return calls
+}
+
+/** Audience facts from a fold: an `event` condition's count is its aggregate's. */
+function foldFacts(
+  fold: Fold,
+  traits: Record<string, unknown>,
+  computed: Record<string, unknown>,
+): ProfileFacts {
+  return {
+    count: (condition) => {
+      const aggregate = fold.aggregates.get(scopeKey(conditionScope(condition)))
+      if (aggregate === undefined) throw new Error(`no aggregate for the condition on "${condition.event}"`)
+      if (aggregate.error !== undefined) throw aggregate.error
+      return aggregate.count
+    },
+    traits,
+    computed,
   }
 }
 
@@ -499,11 +613,8 @@ export async function previewAudience(
         const key = keys.get(value.computation_id)
         if (key !== undefined) computed[key] = JSON.parse(value.value)
       }
-      const facts = {
-        calls: (callsOf.get(profile.id) ?? []).map(toCallFacts),
-        traits: JSON.parse(profile.traits),
-        computed,
-      }
+      const calls = (callsOf.get(profile.id) ?? []).map(toCallFacts)
+      const facts = factsFromCalls(calls, JSON.parse(profile.traits), computed)
       if (!new MembershipEvaluator(facts, now, definitions).holds(tree)) continue
       size++
       if (sample.length < sampleSize) sample.push(profile.id)

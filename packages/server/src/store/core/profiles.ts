@@ -23,6 +23,8 @@ export async function consumeMessages(
   computations: ComputationsSql,
   limit: number,
   now: number,
+  /** Told the profiles of every merge applied (both sides), after the commit. */
+  onMerged?: (profileIds: string[]) => void,
 ): Promise<number> {
   const cursor = await sql.cursor()
   const gaps = JSON.parse(cursor.gaps) as Gap[]
@@ -55,7 +57,9 @@ export async function consumeMessages(
     ...planned,
     dirty: await affectedProfiles(computations, planned),
   })
-  return applied ? rows.length : 0
+  if (!applied) return 0
+  if (planned.merges.length > 0) onMerged?.(planned.merges.flatMap((merge) => [merge.from_id, merge.into_id]))
+  return rows.length
 }
 
 /** Profiles whose computed traits or audiences the batch may change: relevant calls, or a merge. */

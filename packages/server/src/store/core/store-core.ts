@@ -16,6 +16,7 @@ import type { MinuteFigures, SourceMinute } from '../../domain/series.ts'
 import { NO_TRAFFIC_YET, type Source, type SourceStats } from '../../domain/sources.ts'
 import type { AccessToken } from '../../domain/tokens.ts'
 import { newId, newSecretToken } from '../../lib/ids.ts'
+import { FoldCache } from '../../profile/fold.ts'
 import type {
   AcceptedMessage,
   AudiencePatch,
@@ -118,11 +119,17 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   protected readonly writeKeys: WriteKeyCache | null
   private readonly sql: StoreSql<Kind>
   private readonly dedupeWindowMs: number
+  /**
+   * Evaluation's folds (profile/fold.ts), where the backend can find the calls a fold has not seen.
+   * They follow the calls: a merge or an erasure MUST drop the folds of the profiles it touches.
+   */
+  private readonly folds: FoldCache | undefined
 
   constructor(sql: StoreSql<Kind>, options: StoreCoreOptions = {}) {
     this.sql = sql
     this.kind = sql.kind
     this.dedupeWindowMs = options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS
+    this.folds = sql.computations.eventsAfter ? new FoldCache() : undefined
     this.changes = new Changes(options.publish)
     this.writeKeys = options.writeKeyCache
       ? new WriteKeyCache((writeKey) => this.lookUpWriteKey(writeKey), this.changes, options.writeKeyCache)
@@ -550,7 +557,9 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   // --- profiles ---
 
   consumeIntoProfiles(limit = DEFAULT_PROFILE_BATCH, now = Date.now()): Promise<number> {
-    return consumeMessages(this.sql.profiles, this.sql.computations, limit, now)
+    return consumeMessages(this.sql.profiles, this.sql.computations, limit, now, (merged) =>
+      this.folds?.delete(merged),
+    )
   }
 
   async getProfile(id: string): Promise<Profile | null> {
@@ -580,7 +589,10 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
 
   async eraseProfilesOfUsers(userIds: string[], sourceIds?: string[]): Promise<number> {
     if (userIds.length === 0 || sourceIds?.length === 0) return 0
-    return this.sql.profiles.erase(userIds, sourceIds ?? null)
+    const erased = await this.sql.profiles.erase(userIds, sourceIds ?? null)
+    // Erasure deletes calls: no fold may still count them. Rare enough to start every fold over.
+    this.folds?.clear()
+    return erased
   }
 
   // --- computed traits and audiences ---
@@ -707,6 +719,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       identitiesOf: (profileIds) => this.sql.profiles.identitiesOf(profileIds),
       profiles: (profileIds) => this.sql.profiles.profiles(profileIds),
       destinations: () => this.listDestinations(),
+      ...(this.folds ? { folds: this.folds } : {}),
     }
   }
 

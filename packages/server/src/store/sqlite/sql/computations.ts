@@ -105,6 +105,15 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
         JSON.stringify(profileIds),
         JSON.stringify(events),
       ),
+    eventsAfter: (marks, events) =>
+      all<ProfileEventRow>(
+        `SELECT e.* FROM json_each(?) AS m
+           JOIN profile_events AS e
+             ON e.profile_id = m.value ->> 0 AND e.message_pk > m.value ->> 1
+          WHERE +e.event IN (SELECT value FROM json_each(?))`,
+        JSON.stringify(marks),
+        JSON.stringify(events),
+      ),
     values: (profileIds) =>
       all<ValueRow>(
         'SELECT * FROM computed_values WHERE profile_id IN (SELECT value FROM json_each(?))',

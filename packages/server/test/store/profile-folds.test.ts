@@ -1,0 +1,218 @@
+// Heavy profiles (dozens of calls and more): evaluation keeps each one's aggregates between steps and
+// adds only the newer calls instead of reading the whole history again (SQLite; PostgreSQL reads the
+// history, so the same test checks that both give the same values). The values must stay exact as
+// calls arrive, when one of a windowed trait's calls leaves its window, and when an alias merges
+// another heavy profile in.
+import assert from 'node:assert/strict'
+import { DatabaseSync } from 'node:sqlite'
+import { describe } from 'node:test'
+import type { Destination } from '../../src/domain/destinations.ts'
+import type { Source } from '../../src/domain/sources.ts'
+import { databasePath } from '../../src/store/sqlite/database.ts'
+import type { NewComputedTrait, Store } from '../../src/store/store.ts'
+import { backends, call, type Opened, profileTest, settle } from './profile-backends.ts'
+
+const DAY = 86_400_000
+const MINUTE = 60_000
+
+function trait(key: string, fields: Partial<NewComputedTrait>): NewComputedTrait {
+  return {
+    name: key,
+    key,
+    kind: 'count',
+    event: 'Order Completed',
+    property: null,
+    where: [],
+    withinDays: null,
+    destinationIds: [],
+    ...fields,
+  }
+}
+
+async function define(store: Store, hook: Destination): Promise<void> {
+  await store.createComputedTrait(trait('orders', {}))
+  await store.createComputedTrait(trait('spent', { kind: 'sum', property: 'total' }))
+  await store.createComputedTrait(trait('skus', { kind: 'unique_list', property: 'sku' }))
+  await store.createComputedTrait(trait('last_sku', { kind: 'last', property: 'sku' }))
+  await store.createComputedTrait(trait('recent_orders', { withinDays: 1 }))
+  await store.createAudience({
+    name: 'Big buyers',
+    key: 'big_buyers',
+    definition: { event: 'Order Completed', count: { op: '>=', value: 60 } },
+    destinationIds: [hook.id],
+    includeAnonymous: false,
+  })
+}
+
+/** `count` orders by `userId`: total `total(i)`, sku `sku(i)`, at `at(i)`. */
+function orders(
+  source: Source,
+  userId: string,
+  count: number,
+  total: (i: number) => number,
+  sku: (i: number) => string,
+  at: (i: number) => number,
+) {
+  return Array.from({ length: count }, (_, i) =>
+    call(source, { userId, event: 'Order Completed', properties: { total: total(i), sku: sku(i) } }, at(i)),
+  )
+}
+
+async function profileOf(store: Store, userId: string): Promise<Record<string, unknown>> {
+  const profile = (await store.findProfile({ userId }))!
+  return { ...profile.computedTraits, audiences: profile.audiences }
+}
+
+for (const backend of backends) {
+  describe(`heavy profiles: ${backend.name}`, () => {
+    const withStore = (
+      name: string,
+      body: (opened: Opened, source: Source, destination: Destination) => Promise<void>,
+    ) => profileTest(backend, name, body)
+
+    withStore(
+      'values stay exact as calls arrive, as a call leaves a window, and across a merge',
+      async ({ store }, web, hook) => {
+        const now = Date.now()
+        await define(store, hook)
+        // 40 orders; the first three 1, 2 and 3 minutes inside the one-day window.
+        const early = (i: number) => now - DAY + (i + 1) * MINUTE
+        await store.ingest(
+          orders(
+            web,
+            'ada',
+            40,
+            (i) => i,
+            (i) => `s${i % 3}`,
+            (i) => (i < 3 ? early(i) : now - (40 - i) * 1000),
+          ),
+        )
+        await settle(store, now)
+        assert.deepEqual(await profileOf(store, 'ada'), {
+          orders: 40,
+          spent: 780,
+          skus: ['s0', 's1', 's2'],
+          last_sku: 's0',
+          recent_orders: 40,
+          audiences: [],
+        })
+
+        // 20 more, one step after the other: now a big buyer.
+        for (const [from, to] of [
+          [40, 45],
+          [45, 60],
+        ] as const) {
+          await store.ingest(
+            orders(
+              web,
+              'ada',
+              to - from,
+              (i) => from + i,
+              (i) => `s${(from + i) % 3}`,
+              (i) => now - (60 - from - i) * 10,
+            ),
+          )
+          await settle(store, now)
+        }
+        assert.deepEqual(await profileOf(store, 'ada'), {
+          orders: 60,
+          spent: 1770,
+          skus: ['s0', 's1', 's2'],
+          last_sku: 's2',
+          recent_orders: 60,
+          audiences: ['big_buyers'],
+        })
+
+        // Two and a half minutes later the first two orders have left the window; a new order
+        // brings the profile up again, and its windowed count is counted anew.
+        const later = now + 2.5 * MINUTE
+        await store.ingest([
+          call(
+            web,
+            { userId: 'ada', event: 'Order Completed', properties: { total: 1000, sku: 'z' } },
+            later,
+          ),
+        ])
+        await settle(store, later)
+        assert.deepEqual(await profileOf(store, 'ada'), {
+          orders: 61,
+          spent: 2770,
+          skus: ['s0', 's1', 's2', 'z'],
+          last_sku: 'z',
+          recent_orders: 59,
+          audiences: ['big_buyers'],
+        })
+
+        // bob, another heavy profile, is aliased to ada: his calls join hers.
+        await store.ingest(
+          orders(
+            web,
+            'bob',
+            40,
+            () => 1,
+            () => 'b',
+            (i) => later - (40 - i) * 1000,
+          ),
+        )
+        await settle(store, later)
+        assert.equal((await profileOf(store, 'bob')).orders, 40)
+        await store.ingest([call(web, { type: 'alias', previousId: 'bob', userId: 'ada' }, later)])
+        await settle(store, later)
+        assert.deepEqual(await profileOf(store, 'ada'), {
+          orders: 101,
+          spent: 2810,
+          skus: ['b', 's0', 's1', 's2', 'z'],
+          last_sku: 'z',
+          recent_orders: 99,
+          audiences: ['big_buyers'],
+        })
+        assert.equal(
+          (await store.findProfile({ userId: 'bob' }))?.id,
+          (await store.findProfile({ userId: 'ada' }))?.id,
+        )
+      },
+    )
+
+    if (backend.name.startsWith('sqlite')) {
+      withStore(
+        "a heavy profile's new calls are added to its aggregates; its history is not read again",
+        async ({ store, dataDir }, web, hook) => {
+          const now = Date.now()
+          await define(store, hook)
+          await store.ingest(
+            orders(
+              web,
+              'ada',
+              40,
+              () => 1,
+              () => 'a',
+              (i) => now - (40 - i) * 1000,
+            ),
+          )
+          await settle(store, now)
+          assert.equal((await profileOf(store, 'ada')).orders, 40)
+          // Take the calls away behind the store's back: an evaluation that read the history again
+          // would now count only the new call.
+          const beside = new DatabaseSync(databasePath(dataDir!))
+          try {
+            assert.equal(Number(beside.prepare('DELETE FROM profile_events').run().changes), 40)
+          } finally {
+            beside.close()
+          }
+          await store.ingest([
+            call(web, { userId: 'ada', event: 'Order Completed', properties: { total: 1, sku: 'a' } }, now),
+          ])
+          await settle(store, now)
+          assert.deepEqual(await profileOf(store, 'ada'), {
+            orders: 41,
+            spent: 41,
+            skus: ['a'],
+            last_sku: 'a',
+            recent_orders: 41,
+            audiences: [],
+          })
+        },
+      )
+    }
+  })
+}
