@@ -1,6 +1,7 @@
 /**
  * source_rollups on both stores: the ingest commit keeps them (stored calls only, by minute of receipt),
- * and upgrading a store that already holds calls (migration 006) fills them from those calls.
+ * upgrading a store that already holds calls (migration 006) fills them from those calls, and on
+ * PostgreSQL the sweep adds a settled minute's shard rows into one.
  */
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -136,3 +137,44 @@ for (const backend of backends) {
     })
   })
 }
+
+describe('source rollups (PostgreSQL): the sweep folds settled shards', () => {
+  test("a minute over an hour old keeps one row, with the same figure; a recent minute's shards stay", async () => {
+    const { schema, drop } = await freshSchema()
+    const store = await openPgStore(schema)
+    try {
+      const a = await store.createSource({ name: 'A', enabled: true })
+      const recent = Math.floor(Date.now() / 60_000) * 60_000
+      await store.ingest([message(a.id, 'm-1', HOUR + 1_000), message(a.id, 'm-2', recent + 1)])
+      // What several API processes ingesting at once leave: more shards of the same minutes.
+      await withAdmin((client) =>
+        client.query(
+          `INSERT INTO ${schema}.source_rollups (source_id, minute, shard, accepted)
+           VALUES ($1, $2, 3, 5), ($1, $2, 7, 2), ($1, $3, 9, 4)
+           ON CONFLICT (source_id, minute, shard) DO UPDATE SET accepted = source_rollups.accepted + EXCLUDED.accepted`,
+          [a.id, HOUR, recent],
+        ),
+      )
+      const before = await store.sourceMinutes(a.id, HOUR, recent + 60_000)
+      assert.deepEqual(before, [
+        { minute: HOUR, accepted: 8 },
+        { minute: recent, accepted: 5 },
+      ])
+      await store.sweep(0)
+      assert.deepEqual(await store.sourceMinutes(a.id, HOUR, recent + 60_000), before)
+      const rows = await withAdmin(async (client) =>
+        (
+          await client.query<{ minute: string; n: string }>(
+            `SELECT minute, count(*) AS n FROM ${schema}.source_rollups GROUP BY minute ORDER BY minute`,
+          )
+        ).rows.map((row) => [Number(row.minute), Number(row.n)]),
+      )
+      assert.equal(rows[0]![0], HOUR)
+      assert.equal(rows[0]![1], 1, 'the settled minute is one row')
+      assert.ok(rows[1]![1]! >= 2, 'the recent minute keeps its shards')
+    } finally {
+      await store.close()
+      await drop()
+    }
+  })
+})

@@ -217,6 +217,12 @@ export interface SweepStatements {
    * keeps keys apart from messages (its `dedupe_keys`); SQLite dedupes against messages and has none.
    */
   expireDedupeKeys(before: number, limit: number): Awaitable<number>
+  /**
+   * Adds the shard rows of per-minute source figures for minutes before `before` into one row per
+   * source and minute; returns how many rows went. Only PostgreSQL writes figures to several shards
+   * (so that concurrent ingests do not queue on one row); SQLite has one row a minute and none.
+   */
+  foldRollupShards?(before: number): Awaitable<number>
 }
 
 /** What creating a regulation does besides storing its row (the core decides it from the type). */

@@ -4,6 +4,12 @@ import type { SweepSql } from './store-sql.ts'
 const SWEEP_CHUNK = 5_000
 
 /**
+ * Minutes older than this get no more calls (an ingest counts its calls in the minute it received
+ * them, and commits within its statement timeout), so their shard rows can be added into one.
+ */
+const ROLLUP_SETTLED_MS = 3_600_000
+
+/**
  * Retention: deletes messages received before `olderThan` whose deliveries are all final (with those
  * deliveries and their attempts), then dedupe keys past the window.
  */
@@ -28,6 +34,9 @@ export async function sweep(
     // older than retention (the caller's contract: retention covers every window it uses).
     const keysBefore = Math.max(olderThan, Date.now() - dedupeWindowMs)
     while ((await statements.expireDedupeKeys(keysBefore, SWEEP_CHUNK)) === SWEEP_CHUNK) {}
+    // A busy source's per-minute figures take up to one row per shard a minute; once no ingest can
+    // add to a minute any more, one row a minute is enough (a year of a source: ~525,000 rows).
+    await statements.foldRollupShards?.(Date.now() - ROLLUP_SETTLED_MS)
     return { messages }
   })
   return swept ?? { messages: 0 }

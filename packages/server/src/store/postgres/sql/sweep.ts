@@ -49,6 +49,21 @@ export function postgresSweep(db: PostgresDatabase): SweepSql {
                   [before, limit],
                 )
               ).rowCount ?? 0,
+            // One statement: the shard rows' sum lands on shard 0 in the transaction that deletes them,
+            // so a reader sees either the shards or their sum, never both or neither.
+            foldRollupShards: async (before) =>
+              (
+                await client.query(
+                  `WITH moved AS (
+                     DELETE FROM source_rollups WHERE minute < $1 AND shard <> 0
+                     RETURNING source_id, minute, accepted)
+                   INSERT INTO source_rollups (source_id, minute, shard, accepted)
+                   SELECT source_id, minute, 0, sum(accepted) FROM moved GROUP BY source_id, minute
+                   ON CONFLICT (source_id, minute, shard)
+                   DO UPDATE SET accepted = source_rollups.accepted + EXCLUDED.accepted`,
+                  [before],
+                )
+              ).rowCount ?? 0,
           })
         } finally {
           await client.query(`SELECT pg_advisory_unlock(${LOCK_KEY})`)
