@@ -7,9 +7,10 @@
  * A fold is a cache of what the calls say, not state of its own: losing it (a restart, eviction)
  * only means the next evaluation reads the history again. It is exact only while it has seen every
  * call of its profile up to its mark and nothing else, so it MUST be dropped whenever calls move
- * between profiles (a merge) or are deleted (erasure); the store does that. It is used only where
- * calls become visible in arrival order (SQLite: one writer), so "calls after the mark" are exactly
- * the calls not folded yet.
+ * between profiles (a merge) or are deleted (erasure): the store drops its own folds when it merges
+ * or erases, and a fold records its profile's merge count, so a merge by another process (PostgreSQL)
+ * is seen too. Calls are read by their mark (computation-sql.ts), so "calls after the mark" are
+ * exactly the calls not folded yet.
  */
 import {
   type Aggregate,
@@ -21,8 +22,10 @@ import {
 } from './aggregate.ts'
 
 export interface Fold {
-  /** The highest call seq (message pk) folded. */
+  /** The highest mark among the calls folded (computation-sql.ts `MarkedEventRow`). */
   mark: number
+  /** The profile's merge count when the fold was built (PostgreSQL; undefined on SQLite). */
+  merges: number | undefined
   /** Every event name among the calls folded (a computed trait has no value until its event is seen). */
   seen: Set<string>
   /** Aggregate by scope key (`scopeKey`). */
@@ -43,19 +46,20 @@ export function scopeKey(scope: AggregateScope): string {
   return JSON.stringify([scope.event, scope.where, scope.withinDays, scope.property])
 }
 
-/** A fold of `calls` (in arrival order) for `scopes`. */
+/** A fold of `calls` (in the order they were consumed) for `scopes`; the caller sets its mark. */
 export function buildFold(
   scopes: ReadonlyMap<string, AggregateScope>,
   calls: readonly CallFacts[],
   now: number,
+  merges?: number,
 ): Fold {
-  const fold: Fold = { mark: 0, seen: new Set(), aggregates: new Map() }
+  const fold: Fold = { mark: 0, merges, seen: new Set(), aggregates: new Map() }
   for (const key of scopes.keys()) fold.aggregates.set(key, emptyAggregate())
   addCalls(fold, scopes, calls, now)
   return fold
 }
 
-/** Adds calls newer than the fold's mark, in arrival order. */
+/** Adds calls newer than the fold's mark, in the order they were consumed; the caller moves the mark. */
 export function addCalls(
   fold: Fold,
   scopes: ReadonlyMap<string, AggregateScope>,
@@ -75,7 +79,6 @@ export function addCalls(
         aggregate.error = error
       }
     }
-    if (call.seq > fold.mark) fold.mark = call.seq
   }
 }
 

@@ -5,20 +5,22 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import type { Destination } from '../../src/domain/destinations.ts'
 import type { Source } from '../../src/domain/sources.ts'
+import { databasePath } from '../../src/store/sqlite/database.ts'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
 import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
 import type { AcceptedMessage, Store } from '../../src/store/store.ts'
-import { freshSchema, openPgStore } from './pg.ts'
+import { freshSchema, openPgStore, withAdmin } from './pg.ts'
 
 export interface Opened {
   store: Store
   second(): Promise<Store>
   cleanup(): Promise<void>
-  /** SQLite: the store's folder (tests may open the file beside the store). */
-  dataDir?: string
+  /** Runs SQL on the store's database beside the store (a separate connection); returns rows changed. */
+  beside(sql: string): Promise<number>
 }
 
 export const backends: { name: string; open(): Promise<Opened> }[] = [
@@ -36,7 +38,14 @@ export const backends: { name: string; open(): Promise<Opened> }[] = [
       await store.migrate()
       return {
         store,
-        dataDir,
+        beside: async (sql) => {
+          const db = new DatabaseSync(databasePath(dataDir))
+          try {
+            return Number(db.prepare(sql).run().changes)
+          } finally {
+            db.close()
+          }
+        },
         // One process owns a SQLite file: a second handle is the same store.
         second: async () => store,
         async cleanup() {
@@ -53,6 +62,11 @@ export const backends: { name: string; open(): Promise<Opened> }[] = [
       const handles: Store[] = [await openPgStore(schema)]
       return {
         store: handles[0]!,
+        beside: (sql) =>
+          withAdmin(async (client) => {
+            await client.query(`SET search_path TO ${schema}`)
+            return (await client.query(sql)).rowCount ?? 0
+          }),
         async second() {
           const other = await openPgStore(schema)
           handles.push(other)

@@ -89,6 +89,15 @@ export interface EvaluationWrites {
 /** Thrown inside `apply` to roll its transaction back when the evaluation is stale; `apply` answers false. */
 export class StaleEvaluation extends Error {}
 
+/**
+ * A call with its mark: a number that grows in the order calls were consumed into profiles, so that
+ * every call consumed after a reader saw mark M has a mark above M. SQLite: the message pk (one
+ * writer: messages become visible in pk order). PostgreSQL: the profile cursor's version of the
+ * consuming transaction (pks are drawn before commit, so a lower pk can be consumed later; the
+ * cursor's version serializes consumption).
+ */
+export type MarkedEventRow = ProfileEventRow & { mark: number }
+
 export interface ComputationsSql {
   /** Oldest first. */
   list(): Awaitable<ComputationRow[]>
@@ -113,13 +122,12 @@ export interface ComputationsSql {
   /** Up to `limit` queued profiles. */
   dirty(limit: number): Awaitable<DirtyRow[]>
   /** The calls of these profiles whose event is one of `events`. */
-  eventsOf(profileIds: string[], events: string[]): Awaitable<ProfileEventRow[]>
+  eventsOf(profileIds: string[], events: string[]): Awaitable<MarkedEventRow[]>
   /**
-   * The calls of each profile after its mark (a message pk) whose event is one of `events`. Only on
-   * a backend where calls become visible in pk order (SQLite: one writer); elsewhere a lower pk can
-   * commit after a higher one, so there is no such method and evaluation reads whole histories.
+   * The calls of each profile after its mark whose event is one of `events` (see MarkedEventRow):
+   * exactly the calls a fold that read up to that mark has not seen.
    */
-  eventsAfter?(marks: [profileId: string, afterPk: number][], events: string[]): Awaitable<ProfileEventRow[]>
+  eventsAfter(marks: [profileId: string, afterMark: number][], events: string[]): Awaitable<MarkedEventRow[]>
   values(profileIds: string[]): Awaitable<ValueRow[]>
   sent(profileIds: string[]): Awaitable<SentRow[]>
   apply(writes: EvaluationWrites): Awaitable<boolean>

@@ -32,6 +32,7 @@ import type {
   ComputationRow,
   ComputationsSql,
   EvaluationWrites,
+  MarkedEventRow,
   QueueScope,
 } from './computation-sql.ts'
 import type { IdentityKind, IdentityRow, ProfileEventRow, ProfileRow } from './profile-sql.ts'
@@ -191,10 +192,7 @@ export interface EvaluationContext {
   identitiesOf(profileIds: string[]): Promise<IdentityRow[]> | IdentityRow[]
   profiles(profileIds: string[]): Promise<ProfileRow[]> | ProfileRow[]
   destinations(): Promise<Destination[]>
-  /**
-   * Folds kept between steps (profile/fold.ts). Only where calls become visible in arrival order, so
-   * that `sql.eventsAfter` finds exactly the calls a fold has not seen.
-   */
+  /** Folds kept between steps (profile/fold.ts); none: every evaluation reads whole histories. */
   folds?: FoldCache
 }
 
@@ -238,11 +236,11 @@ export async function evaluateQueued(
   const definitions = computations.references ?? audienceDefinitions(computations.audiences)
   const events = [...relevance(computations).events]
   const scopes = aggregateScopes(computations, definitions)
-  const folds = await currentFolds(context, profileIds, events, scopes, now)
+  const profileRows = await context.profiles(profileIds)
+  const merges = new Map(profileRows.map((row) => [row.id, row.merged_in]))
+  const folds = await currentFolds(context, profileIds, merges, events, scopes, now)
   const identitiesOf = groupBy(await context.identitiesOf(profileIds), (row) => row.profile_id)
-  const traitsOf = new Map(
-    (await context.profiles(profileIds)).map((row) => [row.id, JSON.parse(row.traits)]),
-  )
+  const traitsOf = new Map(profileRows.map((row) => [row.id, JSON.parse(row.traits)]))
   const values = new Map(
     (await sql.values(profileIds)).map((row) => [`${row.computation_id} ${row.profile_id}`, row.value]),
   )
@@ -348,6 +346,7 @@ function aggregateScopes(
 async function currentFolds(
   context: EvaluationContext,
   profileIds: string[],
+  merges: ReadonlyMap<string, number | undefined>,
   events: string[],
   scopes: Map<string, AggregateScope>,
   now: number,
@@ -356,33 +355,48 @@ async function currentFolds(
   const folds = new Map<string, Fold>()
   const marks: [string, number][] = []
   for (const id of profileIds) {
-    const kept = sql.eventsAfter ? cache?.get(id) : undefined
-    if (kept !== undefined && usableFor(kept, scopes, now)) {
+    const kept = cache?.get(id)
+    if (kept !== undefined && kept.merges === merges.get(id) && usableFor(kept, scopes, now)) {
       folds.set(id, kept)
       marks.push([id, kept.mark])
     }
   }
   const unfolded = profileIds.filter((id) => !folds.has(id))
-  const read = async (ask: () => Promise<ProfileEventRow[]> | ProfileEventRow[], count: number) =>
-    count === 0 || events.length === 0 ? new Map<string, CallFacts[]>() : callsByProfile(await ask())
-  const newer = await read(() => sql.eventsAfter!(marks, events), marks.length)
-  for (const [id, fold] of folds) addCalls(fold, scopes, newer.get(id) ?? [], now)
+  const read = async (ask: () => Promise<MarkedEventRow[]> | MarkedEventRow[], count: number) =>
+    count === 0 || events.length === 0 ? new Map<string, ConsumedCalls>() : callsByProfile(await ask())
+  const newer = await read(() => sql.eventsAfter(marks, events), marks.length)
+  for (const [id, fold] of folds) {
+    const { calls, mark } = newer.get(id) ?? { calls: [], mark: 0 }
+    addCalls(fold, scopes, calls, now)
+    fold.mark = Math.max(fold.mark, mark)
+  }
   const histories = await read(() => sql.eventsOf(unfolded, events), unfolded.length)
   for (const id of unfolded) {
-    const calls = histories.get(id) ?? []
-    const fold = buildFold(scopes, calls, now)
+    const { calls, mark } = histories.get(id) ?? { calls: [], mark: 0 }
+    const fold = buildFold(scopes, calls, now, merges.get(id))
+    fold.mark = mark
     folds.set(id, fold)
-    if (cache && sql.eventsAfter && worthKeeping(fold, calls.length)) cache.set(id, fold)
+    if (cache && worthKeeping(fold, calls.length)) cache.set(id, fold)
     else cache?.delete([id])
   }
   return folds
 }
 
-/** Rows → each profile's calls in arrival order (the order sums are added in). */
-function callsByProfile(rows: ProfileEventRow[]): Map<string, CallFacts[]> {
-  const calls = new Map<string, CallFacts[]>()
+/** A profile's calls in the order they were consumed, and the highest mark among them. */
+interface ConsumedCalls {
+  calls: CallFacts[]
+  mark: number
+}
+
+/**
+ * Rows → each profile's calls in the order they were consumed (mark, then pk), the order sums are
+ * added in whether a fold is built at once or step by step.
+ */
+function callsByProfile(rows: MarkedEventRow[]): Map<string, ConsumedCalls> {
+  const calls = new Map<string, ConsumedCalls>()
   for (const [id, group] of groupBy(rows, (row) => row.profile_id)) {
-    calls.set(id, group.sort((a, b) => a.message_pk - b.message_pk).map(toCallFacts))
+    group.sort((a, b) => a.mark - b.mark || a.message_pk - b.message_pk)
+    calls.set(id, { calls: group.map(toCallFacts), mark: group.at(-1)!.mark })
   }
   return calls
 }

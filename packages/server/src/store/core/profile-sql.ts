@@ -29,6 +29,11 @@ export interface ProfileRow {
   trait_times: string
   first_seen_at: number
   last_seen_at: number
+  /**
+   * PostgreSQL: how many merges went into this profile. A fold kept by another process is stale
+   * once it moved (the merged calls keep their older marks). SQLite has one process and no column.
+   */
+  merged_in?: number
 }
 
 export interface IdentityRow {

@@ -120,16 +120,15 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   private readonly sql: StoreSql<Kind>
   private readonly dedupeWindowMs: number
   /**
-   * Evaluation's folds (profile/fold.ts), where the backend can find the calls a fold has not seen.
-   * They follow the calls: a merge or an erasure MUST drop the folds of the profiles it touches.
+   * Evaluation's folds (profile/fold.ts). They follow the calls: a merge or an erasure MUST drop the
+   * folds of the profiles it touches (another process's merges are caught by the merge count).
    */
-  private readonly folds: FoldCache | undefined
+  private readonly folds = new FoldCache()
 
   constructor(sql: StoreSql<Kind>, options: StoreCoreOptions = {}) {
     this.sql = sql
     this.kind = sql.kind
     this.dedupeWindowMs = options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS
-    this.folds = sql.computations.eventsAfter ? new FoldCache() : undefined
     this.changes = new Changes(options.publish)
     this.writeKeys = options.writeKeyCache
       ? new WriteKeyCache((writeKey) => this.lookUpWriteKey(writeKey), this.changes, options.writeKeyCache)
@@ -558,7 +557,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
 
   consumeIntoProfiles(limit = DEFAULT_PROFILE_BATCH, now = Date.now()): Promise<number> {
     return consumeMessages(this.sql.profiles, this.sql.computations, limit, now, (merged) =>
-      this.folds?.delete(merged),
+      this.folds.delete(merged),
     )
   }
 
@@ -591,7 +590,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     if (userIds.length === 0 || sourceIds?.length === 0) return 0
     const erased = await this.sql.profiles.erase(userIds, sourceIds ?? null)
     // Erasure deletes calls: no fold may still count them. Rare enough to start every fold over.
-    this.folds?.clear()
+    this.folds.clear()
     return erased
   }
 
@@ -719,7 +718,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       identitiesOf: (profileIds) => this.sql.profiles.identitiesOf(profileIds),
       profiles: (profileIds) => this.sql.profiles.profiles(profileIds),
       destinations: () => this.listDestinations(),
-      ...(this.folds ? { folds: this.folds } : {}),
+      folds: this.folds,
     }
   }
 

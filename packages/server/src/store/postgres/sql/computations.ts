@@ -5,12 +5,12 @@ import {
   type ComputationsSql,
   type DirtyRow,
   type EvaluationWrites,
+  type MarkedEventRow,
   type QueueScope,
   type SentRow,
   StaleEvaluation,
   type ValueRow,
 } from '../../core/computation-sql.ts'
-import type { ProfileEventRow } from '../../core/profile-sql.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 
@@ -125,9 +125,18 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
       ).map((row) => row.profile_id),
     dirty: (limit) => db.query<DirtyRow>('SELECT profile_id, seq FROM profile_dirty LIMIT $1', [limit]),
     eventsOf: (profileIds, events) =>
-      db.query<ProfileEventRow>(
-        'SELECT * FROM profile_events WHERE profile_id = ANY($1::text[]) AND event = ANY($2::text[])',
+      db.query<MarkedEventRow>(
+        `SELECT *, consumed_version AS mark FROM profile_events
+          WHERE profile_id = ANY($1::text[]) AND event = ANY($2::text[])`,
         [profileIds, events.map((event) => pgText(event))],
+      ),
+    eventsAfter: (marks, events) =>
+      db.query<MarkedEventRow>(
+        `SELECT e.*, e.consumed_version AS mark
+           FROM unnest($1::text[], $2::bigint[]) AS m (profile_id, after)
+           JOIN profile_events AS e ON e.profile_id = m.profile_id AND e.consumed_version > m.after
+          WHERE e.event = ANY($3::text[])`,
+        [marks.map(([id]) => id), marks.map(([, after]) => after), events.map((event) => pgText(event))],
       ),
     values: (profileIds) => byProfiles<ValueRow>('computed_values', profileIds),
     sent: (profileIds) => byProfiles<SentRow>('computed_sent', profileIds),

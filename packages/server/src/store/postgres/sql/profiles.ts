@@ -62,6 +62,7 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
               `WITH identities AS (UPDATE profile_identities SET profile_id = $2 WHERE profile_id = $1),
                  events AS (UPDATE profile_events SET profile_id = $2 WHERE profile_id = $1),
                  earlier AS (UPDATE profile_merges SET into_id = $2 WHERE into_id = $1),
+                 bumped AS (UPDATE profiles SET merged_in = merged_in + 1 WHERE id = $2),
                  gone AS (DELETE FROM profiles WHERE id = $1),
                  values_gone AS (DELETE FROM computed_values WHERE profile_id = $1),
                  sent_gone AS (DELETE FROM computed_sent WHERE profile_id = $1),
@@ -97,8 +98,8 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
             ],
           )
           await client.query(
-            `INSERT INTO profile_events (message_pk, profile_id, source_id, message_id, type, event, occurred_at, properties)
-             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[])
+            `INSERT INTO profile_events (message_pk, profile_id, source_id, message_id, type, event, occurred_at, properties, consumed_version)
+             SELECT *, $9::bigint FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[])
              ON CONFLICT (message_pk) DO NOTHING`,
             [
               events.map((e) => e.message_pk),
@@ -109,6 +110,7 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
               events.map((e) => (e.event === null ? null : pgText(e.event))),
               events.map((e) => e.occurred_at),
               events.map((e) => pgText(e.properties)),
+              cursor.readVersion + 1,
             ],
           )
           await client.query(

@@ -4,12 +4,12 @@ import {
   type ComputationsSql,
   type DirtyRow,
   type EvaluationWrites,
+  type MarkedEventRow,
   type QueueScope,
   type SentRow,
   StaleEvaluation,
   type ValueRow,
 } from '../../core/computation-sql.ts'
-import type { ProfileEventRow } from '../../core/profile-sql.ts'
 import type { SqliteDatabase } from '../database.ts'
 import { QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
 
@@ -99,15 +99,15 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
     dirty: (limit) => all<DirtyRow>('SELECT profile_id, seq FROM profile_dirty LIMIT ?', limit),
     // `+event`: look the calls up by profile (a few each), never by event (every profile's).
     eventsOf: (profileIds, events) =>
-      all<ProfileEventRow>(
-        `SELECT * FROM profile_events WHERE profile_id IN (SELECT value FROM json_each(?))
+      all<MarkedEventRow>(
+        `SELECT *, message_pk AS mark FROM profile_events WHERE profile_id IN (SELECT value FROM json_each(?))
            AND +event IN (SELECT value FROM json_each(?))`,
         JSON.stringify(profileIds),
         JSON.stringify(events),
       ),
     eventsAfter: (marks, events) =>
-      all<ProfileEventRow>(
-        `SELECT e.* FROM json_each(?) AS m
+      all<MarkedEventRow>(
+        `SELECT e.*, e.message_pk AS mark FROM json_each(?) AS m
            JOIN profile_events AS e
              ON e.profile_id = m.value ->> 0 AND e.message_pk > m.value ->> 1
           WHERE +e.event IN (SELECT value FROM json_each(?))`,
