@@ -116,10 +116,10 @@ export const BOUNDS: Record<string, string> = {
   profiles: [
     '**Every figure passes.** Ingest with 20 audiences and 20 computed traits defined was 0.12 of ingest with ',
     "none: the load generator sends every call as one user, and each evaluation read that profile's whole ",
-    'history (~20,000 more calls every second) and ran every computation over it. Now, on SQLite, a profile ',
+    'history (~20,000 more calls every second) and ran every computation over it. Now a profile ',
     'with 32 or more relevant calls keeps its aggregates in memory between steps (a fold: per event, where, ',
     'window and property, the count, sum, min, max, first, last, distinct values and oldest call), and an ',
-    'evaluation reads only the calls after the highest pk it has folded; merges, erasure, a definition that ',
+    'evaluation reads only the calls consumed after the last one it folded; merges, erasure, a definition that ',
     'needs a new aggregate, or a call leaving a window rebuild it from the history (docs/profiles.md). ',
     'Measured alone, same session: 0.94 (quick), 0.98 and 1.08 (full part) against 0.12. Creation and the ',
     'real-time path read profiles of ~10 calls and of one call, below the threshold: they are unchanged ',
