@@ -60,7 +60,7 @@ export const BOUNDS: Record<string, string> = {
     'they are now preallocated bucket counts and plain numbers rendered at scrape time ',
     '(observe/scraped-metrics.ts, ~15 ns per attempt, same exposition). bench/lib/metrics-cost.ts measures ',
     'CPU per delivery over ABBA-ordered drains (6–12 pairs of 15,000 each): main-thread CPU off ÷ on was ',
-    '0.90–0.95 before (4 sessions) and 0.97–1.01 after (3 sessions), on a host whose load average moved ',
+    '0.90–0.95 before (5 sessions) and 0.97–1.01 after (4 sessions), on a host whose load average moved ',
     "between 0.5 and 7 meanwhile. With prom-client's default collectors off as well it measured 0.99, ",
     'within the noise: the GC observer runs once per scavenge (~50 a 15,000 drain on the main thread, ',
     "well under 1 µs per delivery), so they stay. The scenario's pairs now alternate order (ABBA).",
