@@ -56,13 +56,19 @@ async function measureRates(): Promise<{
       ])
     const sluice = await drain('on')
     // The cost of metrics: smaller drains with SLUICE_METRICS=false and with metrics on, alternating
-    // (off first, then on), so that the load of a shared machine falls on both alike. A single drain
-    // moves ±20% on a shared machine, so the figure is the median of the pairs' ratios (the middle
-    // pair's drains are reported).
+    // in ABBA order (off, on, then on, off, ...) so that the load of a shared machine, and whatever
+    // the previous drain leaves behind (dirty pages, a deleted data dir), falls on both alike. A
+    // single drain moves ±20% on a shared machine, so the figure is the median of the pairs' ratios
+    // (the middle pair's drains are reported). bench/lib/metrics-cost.ts measures the same by CPU.
     const pairs: { on: Rate; off: Rate }[] = []
     for (let pair = 0; pair < (quick ? 1 : 5); pair++) {
-      const off = await drain('off', metricsDrain)
-      pairs.push({ on: await drain('on', metricsDrain), off })
+      if (pair % 2 === 0) {
+        const off = await drain('off', metricsDrain)
+        pairs.push({ off, on: await drain('on', metricsDrain) })
+      } else {
+        const on = await drain('on', metricsDrain)
+        pairs.push({ on, off: await drain('off', metricsDrain) })
+      }
     }
     pairs.sort((a, b) => a.on.perSecond / a.off.perSecond - b.on.perSecond / b.off.perSecond)
     const middle = pairs[Math.floor(pairs.length / 2)]!
