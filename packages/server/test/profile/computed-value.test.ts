@@ -142,18 +142,85 @@ describe('computed trait values', () => {
           const calls = raw.map((c, seq) => ({ ...c, seq: seq + 1 }))
           const scope = { ...def, property: def.kind === 'count' ? null : def.property }
           const scopes = new Map([[scopeKey(scope), scope]])
-          const edges = [...new Set([0, ...cuts.map((n) => Math.min(n, calls.length)), calls.length])].sort(
-            (a, b) => a - b,
-          )
-          const fold = buildFold(scopes, calls.slice(0, edges[1] ?? 0), NOW)
-          for (let i = 1; i + 1 < edges.length; i++) {
+          const [head = [], ...rest] = splitAt(calls, cuts)
+          const fold = buildFold(scopes, head, NOW)
+          for (const chunk of rest) {
             assert.ok(usableFor(fold, scopes, NOW))
-            addCalls(fold, scopes, calls.slice(edges[i], edges[i + 1]), NOW)
+            addCalls(fold, scopes, chunk, NOW)
           }
           const folded = fold.seen.has(def.event)
             ? traitValue(def.kind, fold.aggregates.get(scopeKey(scope))!)
             : null
           const whole = calls.some((c) => c.event === def.event) ? computeTraitValue(def, calls, NOW) : null
+          assert.deepEqual(folded, whole)
+        },
+      ),
+      { numRuns: 2_000 },
+    )
+  })
+
+  test('chunks folded in any order give the same values (integers: even sums agree)', () => {
+    // Calls are folded in the order they were consumed, but no kind may depend on that beyond the
+    // rounding of sums: first/last break ties by (timestamp, arrival), not by when they were folded.
+    fc.assert(
+      fc.property(
+        definition,
+        fc.array(call, { maxLength: 40 }),
+        fc.array(fc.nat(40), { maxLength: 4 }),
+        fc.array(fc.nat(), { maxLength: 5 }),
+        (def, raw, cuts, shuffle) => {
+          const calls = raw.map((c, seq) => ({ ...c, seq: seq + 1 }))
+          const scope = { ...def, property: def.kind === 'count' ? null : def.property }
+          const scopes = new Map([[scopeKey(scope), scope]])
+          const chunks = splitAt(calls, cuts)
+          // A permutation of the chunks chosen by `shuffle` (swap i with shuffle[i] mod length).
+          shuffle.forEach((pick, i) => {
+            const j = pick % chunks.length
+            if (i < chunks.length) [chunks[i], chunks[j]] = [chunks[j]!, chunks[i]!]
+          })
+          const fold = buildFold(scopes, chunks[0] ?? [], NOW)
+          for (const chunk of chunks.slice(1)) addCalls(fold, scopes, chunk, NOW)
+          const folded = fold.seen.has(def.event)
+            ? traitValue(def.kind, fold.aggregates.get(scopeKey(scope))!)
+            : null
+          const whole = calls.some((c) => c.event === def.event) ? computeTraitValue(def, calls, NOW) : null
+          assert.deepEqual(folded, whole)
+        },
+      ),
+      { numRuns: 2_000 },
+    )
+  })
+
+  test('sums and averages of fractions folded step by step in arrival order equal the reference', () => {
+    const fraction = fc.double({ min: -1e6, max: 1e6, noNaN: true, noDefaultInfinity: true })
+    const orders = fc.array(
+      fc.record({
+        timestamp: fc.integer({ min: NOW - 40 * DAY, max: NOW }),
+        total: fc.option(fraction, { nil: undefined }),
+      }),
+      { maxLength: 40 },
+    )
+    fc.assert(
+      fc.property(
+        fc.constantFrom('sum' as const, 'avg' as const),
+        fc.option(fc.integer({ min: 1, max: 30 })),
+        orders,
+        fc.array(fc.nat(40), { maxLength: 4 }),
+        (kind, withinDays, raw, cuts) => {
+          const def: TraitDefinition = { kind, event: 'Order', property: 'total', where: [], withinDays }
+          const calls = raw.map(({ timestamp, total }, seq) => ({
+            seq: seq + 1,
+            event: 'Order',
+            timestamp,
+            properties: total === undefined ? {} : { total },
+          }))
+          const scope = { ...def }
+          const scopes = new Map([[scopeKey(scope), scope]])
+          const [head = [], ...rest] = splitAt(calls, cuts)
+          const fold = buildFold(scopes, head, NOW)
+          for (const chunk of rest) addCalls(fold, scopes, chunk, NOW)
+          const folded = calls.length === 0 ? null : traitValue(kind, fold.aggregates.get(scopeKey(scope))!)
+          const whole = calls.length === 0 ? null : reference(def, calls)
           assert.deepEqual(folded, whole)
         },
       ),
@@ -199,3 +266,13 @@ describe('computed trait values', () => {
     assert.equal(snakeCase('Café Visits'), 'cafe_visits')
   })
 })
+
+/** `items` cut at the given positions (clamped, deduplicated) into consecutive non-empty chunks. */
+function splitAt<T>(items: readonly T[], cuts: readonly number[]): T[][] {
+  const edges = [...new Set([0, ...cuts.map((n) => Math.min(n, items.length)), items.length])].sort(
+    (a, b) => a - b,
+  )
+  const chunks: T[][] = []
+  for (let i = 0; i + 1 < edges.length; i++) chunks.push(items.slice(edges[i], edges[i + 1]))
+  return chunks
+}

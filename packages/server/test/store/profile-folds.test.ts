@@ -1,7 +1,8 @@
 // Heavy profiles (dozens of calls and more): evaluation keeps each one's aggregates between steps and
 // adds only the newer calls instead of reading the whole history again. The values must stay exact as
 // calls arrive, when one of a windowed trait's calls leaves its window, when an alias merges another
-// heavy profile in, and on PostgreSQL when another process made that merge.
+// heavy profile in, when a computation is defined after the fold was built, and on PostgreSQL when
+// another process made that merge.
 import assert from 'node:assert/strict'
 import { describe } from 'node:test'
 import type { Destination } from '../../src/domain/destinations.ts'
@@ -202,6 +203,76 @@ for (const backend of backends) {
           recent_orders: 41,
           audiences: [],
         })
+      },
+    )
+
+    withStore(
+      'a computation defined after a profile has a fold is computed over its whole history',
+      async ({ store, second, beside }, web, hook) => {
+        const now = Date.now()
+        await define(store, hook)
+        // 50 orders in two steps (the fold is built by the first and brought up to date by the second),
+        // totals 0..49, the first ten two days old.
+        const at = (i: number) => (i < 10 ? now - 2 * DAY : now - (50 - i) * 1000)
+        for (const [from, to] of [
+          [0, 40],
+          [40, 50],
+        ] as const) {
+          await store.ingest(
+            orders(
+              web,
+              'ada',
+              to - from,
+              (i) => from + i,
+              () => 'a',
+              (i) => at(from + i),
+            ),
+          )
+          await settle(store, now)
+        }
+        assert.equal((await profileOf(store, 'ada')).orders, 50)
+        await store.createComputedTrait(trait('largest', { kind: 'max', property: 'total' }))
+        await store.createComputedTrait(
+          trait('smallest_recent', { kind: 'min', property: 'total', withinDays: 1 }),
+        )
+        // A new audience reading a windowed, filtered count: 40 recent orders, 36 of them of 14 or more.
+        await store.createAudience({
+          name: 'Recent big orders',
+          key: 'recent_big_orders',
+          definition: {
+            event: 'Order Completed',
+            where: [{ property: 'total', op: '>=', value: 14 }],
+            withinDays: 1,
+            count: { op: '=', value: 36 },
+          },
+          destinationIds: [hook.id],
+          includeAnonymous: false,
+        })
+        await settle(store, now)
+        const expected = {
+          orders: 50,
+          spent: 1225,
+          skus: ['a'],
+          last_sku: 'a',
+          recent_orders: 40,
+          largest: 49,
+          smallest_recent: 10,
+          audiences: ['recent_big_orders'],
+        }
+        assert.deepEqual(await profileOf(store, 'ada'), expected)
+        if (backend.name === 'postgres') {
+          // Another process has no fold: queued again, it reads the whole history and changes nothing.
+          const other = await second()
+          assert.equal(
+            await beside(
+              `INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles ON CONFLICT DO NOTHING`,
+            ),
+            1,
+          )
+          const { evaluated, deliveriesCreated } = await other.evaluateComputations(500, now)
+          assert.deepEqual([evaluated, deliveriesCreated], [1, 0])
+          assert.deepEqual(await profileOf(store, 'ada'), expected)
+        }
       },
     )
 
