@@ -21,9 +21,19 @@ export interface EventCondition {
   withinDays: number | null
 }
 
+/** An audience `event` node as written: `where` and `withinDays` may be left out. */
+export interface EventNode {
+  event: string
+  where?: WhereCondition[]
+  withinDays?: number
+}
+
 export interface ProfileFacts {
-  /** How many of the profile's calls an `event` condition counts at `now`. */
-  count(condition: EventCondition, now: number): number
+  /**
+   * How many of the profile's calls an `event` node counts at `now`. The node is the definition's own
+   * object, the same for every profile evaluated against that definition (a fold keys on it).
+   */
+  count(node: EventNode, now: number): number
   traits: Record<string, unknown>
   /** Computed trait key → value. */
   computed: Record<string, unknown>
@@ -36,7 +46,8 @@ export function factsFromCalls(
   computed: Record<string, unknown>,
 ): ProfileFacts {
   return {
-    count: ({ event, where, withinDays }, now) => {
+    count: (node, now) => {
+      const { event, where, withinDays } = eventCondition(node)
       const since = windowStart(withinDays, now)
       return calls.filter(
         (call) => call.event === event && call.timestamp > since && matchesAll(call.properties, where),
@@ -80,7 +91,7 @@ export class MembershipEvaluator {
     if ('not' in node) return !this.holds(node.not)
     if ('audience' in node) return this.memberOf(node.audience)
     if ('event' in node) {
-      const count = this.facts.count(eventCondition(node), this.now)
+      const count = this.facts.count(node, this.now)
       const { op, value } = node.count ?? { op: '>=', value: 1 }
       return compareCount(count, op, value)
     }
@@ -108,10 +119,6 @@ function compareCount(count: number, op: CountOperator, value: number): boolean 
 }
 
 /** The calls an `event` node counts, with its defaults filled in. */
-export function eventCondition(node: {
-  event: string
-  where?: WhereCondition[]
-  withinDays?: number
-}): EventCondition {
+export function eventCondition(node: EventNode): EventCondition {
   return { event: node.event, where: node.where ?? [], withinDays: node.withinDays ?? null }
 }
