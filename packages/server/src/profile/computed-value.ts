@@ -13,7 +13,7 @@
  *   values by their JSON text. Missing and null property values are skipped.
  */
 import type { ComputedTraitKind, WhereCondition } from '../domain/computed-traits.ts'
-import { type CallFacts, emptyAggregate, foldCall, traitValue } from './aggregate.ts'
+import { type AggregateScope, type CallFacts, emptyAggregate, foldCall, traitValue } from './aggregate.ts'
 
 export type { CallFacts } from './aggregate.ts'
 
@@ -32,7 +32,17 @@ export function computeTraitValue(
   now: number,
 ): unknown {
   const aggregate = emptyAggregate()
-  const scope = { ...definition, property: definition.kind === 'count' ? null : (definition.property ?? '') }
+  const scope = traitScope(definition)
   for (const call of calls) foldCall(aggregate, scope, call, now)
   return traitValue(definition.kind, aggregate)
+}
+
+/** The calls a computed trait aggregates, and the property it reads (none for a count). */
+export function traitScope(definition: TraitDefinition): AggregateScope {
+  return {
+    event: definition.event,
+    where: definition.where ?? [],
+    withinDays: definition.withinDays ?? null,
+    property: definition.kind === 'count' ? null : (definition.property ?? ''),
+  }
 }

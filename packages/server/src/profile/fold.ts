@@ -19,7 +19,9 @@ import {
   emptyAggregate,
   foldCall,
   stillInWindow,
+  traitValue,
 } from './aggregate.ts'
+import type { TraitDefinition } from './computed-value.ts'
 
 export interface Fold {
   /** The highest mark among the calls folded (computation-sql.ts `MarkedEventRow`). */
@@ -94,6 +96,18 @@ export function usableFor(fold: Fold, scopes: ReadonlyMap<string, AggregateScope
   }
   for (const key of [...fold.aggregates.keys()]) if (!scopes.has(key)) fold.aggregates.delete(key)
   return true
+}
+
+/**
+ * A computed trait's value from a fold, the aggregate found by `key` (its `traitScope`'s). None at all
+ * for a profile that never made the trait's event (rather than, say, a count of 0).
+ */
+export function foldedTraitValue(
+  fold: Fold,
+  trait: Pick<TraitDefinition, 'kind' | 'event'>,
+  key: string,
+): unknown {
+  return fold.seen.has(trait.event) ? traitValue(trait.kind, fold.aggregates.get(key)!) : null
 }
 
 /** Whether a fold is worth keeping: not tiny, not huge. */

@@ -4,9 +4,13 @@ import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
 import { COMPUTED_TRAIT_KINDS, snakeCase, type WhereCondition } from '../../src/domain/computed-traits.ts'
-import { traitValue } from '../../src/profile/aggregate.ts'
-import { type CallFacts, computeTraitValue, type TraitDefinition } from '../../src/profile/computed-value.ts'
-import { addCalls, buildFold, scopeKey, usableFor } from '../../src/profile/fold.ts'
+import {
+  type CallFacts,
+  computeTraitValue,
+  type TraitDefinition,
+  traitScope,
+} from '../../src/profile/computed-value.ts'
+import { addCalls, buildFold, foldedTraitValue, scopeKey, usableFor } from '../../src/profile/fold.ts'
 
 const NOW = Date.UTC(2026, 5, 1)
 const DAY = 86_400_000
@@ -119,6 +123,28 @@ function reference(def: TraitDefinition, calls: CallFacts[]): unknown {
   return winner
 }
 
+/**
+ * The trait's value from a fold built from the first chunk and brought up to date with the others, one
+ * at a time (checking before each that the fold is still usable, when asked).
+ */
+function foldedInChunks(def: TraitDefinition, chunks: CallFacts[][], checkUsable = false): unknown {
+  const scope = traitScope(def)
+  const key = scopeKey(scope)
+  const scopes = new Map([[key, scope]])
+  const [head = [], ...rest] = chunks
+  const fold = buildFold(scopes, head, NOW)
+  for (const chunk of rest) {
+    if (checkUsable) assert.ok(usableFor(fold, scopes, NOW))
+    addCalls(fold, scopes, chunk, NOW)
+  }
+  return foldedTraitValue(fold, def, key)
+}
+
+/** The value over every call at once, as evaluation without a fold gives it. */
+function wholeValue(def: TraitDefinition, calls: CallFacts[]): unknown {
+  return calls.some((c) => c.event === def.event) ? computeTraitValue(def, calls, NOW) : null
+}
+
 describe('computed trait values', () => {
   test('every kind, filter and window agrees with the brute-force reference', () => {
     fc.assert(
@@ -140,19 +166,7 @@ describe('computed trait values', () => {
         fc.array(fc.nat(40), { maxLength: 4 }),
         (def, raw, cuts) => {
           const calls = raw.map((c, seq) => ({ ...c, seq: seq + 1 }))
-          const scope = { ...def, property: def.kind === 'count' ? null : def.property }
-          const scopes = new Map([[scopeKey(scope), scope]])
-          const [head = [], ...rest] = splitAt(calls, cuts)
-          const fold = buildFold(scopes, head, NOW)
-          for (const chunk of rest) {
-            assert.ok(usableFor(fold, scopes, NOW))
-            addCalls(fold, scopes, chunk, NOW)
-          }
-          const folded = fold.seen.has(def.event)
-            ? traitValue(def.kind, fold.aggregates.get(scopeKey(scope))!)
-            : null
-          const whole = calls.some((c) => c.event === def.event) ? computeTraitValue(def, calls, NOW) : null
-          assert.deepEqual(folded, whole)
+          assert.deepEqual(foldedInChunks(def, splitAt(calls, cuts), true), wholeValue(def, calls))
         },
       ),
       { numRuns: 2_000 },
@@ -170,21 +184,13 @@ describe('computed trait values', () => {
         fc.array(fc.nat(), { maxLength: 5 }),
         (def, raw, cuts, shuffle) => {
           const calls = raw.map((c, seq) => ({ ...c, seq: seq + 1 }))
-          const scope = { ...def, property: def.kind === 'count' ? null : def.property }
-          const scopes = new Map([[scopeKey(scope), scope]])
           const chunks = splitAt(calls, cuts)
           // A permutation of the chunks chosen by `shuffle` (swap i with shuffle[i] mod length).
           shuffle.forEach((pick, i) => {
             const j = pick % chunks.length
             if (i < chunks.length) [chunks[i], chunks[j]] = [chunks[j]!, chunks[i]!]
           })
-          const fold = buildFold(scopes, chunks[0] ?? [], NOW)
-          for (const chunk of chunks.slice(1)) addCalls(fold, scopes, chunk, NOW)
-          const folded = fold.seen.has(def.event)
-            ? traitValue(def.kind, fold.aggregates.get(scopeKey(scope))!)
-            : null
-          const whole = calls.some((c) => c.event === def.event) ? computeTraitValue(def, calls, NOW) : null
-          assert.deepEqual(folded, whole)
+          assert.deepEqual(foldedInChunks(def, chunks), wholeValue(def, calls))
         },
       ),
       { numRuns: 2_000 },
@@ -214,14 +220,8 @@ describe('computed trait values', () => {
             timestamp,
             properties: total === undefined ? {} : { total },
           }))
-          const scope = { ...def }
-          const scopes = new Map([[scopeKey(scope), scope]])
-          const [head = [], ...rest] = splitAt(calls, cuts)
-          const fold = buildFold(scopes, head, NOW)
-          for (const chunk of rest) addCalls(fold, scopes, chunk, NOW)
-          const folded = calls.length === 0 ? null : traitValue(kind, fold.aggregates.get(scopeKey(scope))!)
           const whole = calls.length === 0 ? null : reference(def, calls)
-          assert.deepEqual(folded, whole)
+          assert.deepEqual(foldedInChunks(def, splitAt(calls, cuts)), whole)
         },
       ),
       { numRuns: 2_000 },

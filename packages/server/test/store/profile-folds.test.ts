@@ -56,6 +56,35 @@ function orders(
   )
 }
 
+/**
+ * Orders `edges[0]` up to `edges.at(-1)` by `userId`, one ingest and evaluation (at `now`) between each
+ * pair of edges, so that a fold is built by the first step and brought up to date by the others. The
+ * order's number `i` counts from the first edge.
+ */
+async function orderSteps(
+  store: Store,
+  source: Source,
+  userId: string,
+  edges: number[],
+  order: { total: (i: number) => number; sku: (i: number) => string; at: (i: number) => number },
+  now: number,
+): Promise<void> {
+  for (let step = 1; step < edges.length; step++) {
+    const from = edges[step - 1]!
+    await store.ingest(
+      orders(
+        source,
+        userId,
+        edges[step]! - from,
+        (i) => order.total(from + i),
+        (i) => order.sku(from + i),
+        (i) => order.at(from + i),
+      ),
+    )
+    await settle(store, now)
+  }
+}
+
 async function profileOf(store: Store, userId: string): Promise<Record<string, unknown>> {
   const profile = (await store.findProfile({ userId }))!
   return { ...profile.computedTraits, audiences: profile.audiences }
@@ -96,22 +125,14 @@ for (const backend of backends) {
         })
 
         // 20 more, one step after the other: now a big buyer.
-        for (const [from, to] of [
-          [40, 45],
-          [45, 60],
-        ] as const) {
-          await store.ingest(
-            orders(
-              web,
-              'ada',
-              to - from,
-              (i) => from + i,
-              (i) => `s${(from + i) % 3}`,
-              (i) => now - (60 - from - i) * 10,
-            ),
-          )
-          await settle(store, now)
-        }
+        await orderSteps(
+          store,
+          web,
+          'ada',
+          [40, 45, 60],
+          { total: (i) => i, sku: (i) => `s${i % 3}`, at: (i) => now - (60 - i) * 10 },
+          now,
+        )
         assert.deepEqual(await profileOf(store, 'ada'), {
           orders: 60,
           spent: 1770,
@@ -214,22 +235,7 @@ for (const backend of backends) {
         // 50 orders in two steps (the fold is built by the first and brought up to date by the second),
         // totals 0..49, the first ten two days old.
         const at = (i: number) => (i < 10 ? now - 2 * DAY : now - (50 - i) * 1000)
-        for (const [from, to] of [
-          [0, 40],
-          [40, 50],
-        ] as const) {
-          await store.ingest(
-            orders(
-              web,
-              'ada',
-              to - from,
-              (i) => from + i,
-              () => 'a',
-              (i) => at(from + i),
-            ),
-          )
-          await settle(store, now)
-        }
+        await orderSteps(store, web, 'ada', [0, 40, 50], { total: (i) => i, sku: () => 'a', at }, now)
         assert.equal((await profileOf(store, 'ada')).orders, 50)
         await store.createComputedTrait(trait('largest', { kind: 'max', property: 'total' }))
         await store.createComputedTrait(

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto'
 import { type Audience, type AudienceNode, eventLeaves } from '../../domain/audiences.ts'
 import type { ComputedTrait } from '../../domain/computed-traits.ts'
 import type { Destination } from '../../domain/destinations.ts'
-import { type AggregateScope, type CallFacts, traitValue } from '../../profile/aggregate.ts'
+import type { AggregateScope, CallFacts } from '../../profile/aggregate.ts'
 import {
   type EventCondition,
   type EventNode,
@@ -19,11 +19,13 @@ import {
   MembershipEvaluator,
   type ProfileFacts,
 } from '../../profile/audience-membership.ts'
+import { traitScope } from '../../profile/computed-value.ts'
 import {
   addCalls,
   buildFold,
   type Fold,
   type FoldCache,
+  foldedTraitValue,
   scopeKey,
   usableFor,
   worthKeeping,
@@ -238,6 +240,7 @@ export async function evaluateQueued(
   const definitions = computations.references ?? audienceDefinitions(computations.audiences)
   const events = [...relevance(computations).events]
   const scopes = aggregateScopes(computations, definitions)
+  const traitKeys = new Map(computations.traits.map((trait) => [trait.id, scopeKey(traitScope(trait))]))
   const profileRows = await context.profiles(profileIds)
   const merges = new Map(profileRows.map((row) => [row.id, row.merged_in]))
   const folds = await currentFolds(context, profileIds, merges, events, scopes, now)
@@ -270,12 +273,7 @@ export async function evaluateQueued(
     const computed: Record<string, unknown> = {}
     for (const trait of computations.traits) {
       if (plan.failed(trait.id)) continue
-      const value = plan.attempt(trait.id, () =>
-        // No value at all for a profile that never made the trait's event (rather than, say, a count of 0).
-        fold.seen.has(trait.event)
-          ? traitValue(trait.kind, fold.aggregates.get(scopeKey(traitScope(trait)))!)
-          : null,
-      )
+      const value = plan.attempt(trait.id, () => foldedTraitValue(fold, trait, traitKeys.get(trait.id)!))
       if (value === FAILED) continue
       if (value !== null) computed[trait.key] = value
       // Computed traits are sent for identified users only.
@@ -310,16 +308,6 @@ export async function evaluateQueued(
       (total, message) => total + message.destination_ids.length,
       0,
     ),
-  }
-}
-
-/** The calls a computed trait aggregates, and the property it reads (none for a count). */
-function traitScope(trait: ComputedTrait): AggregateScope {
-  return {
-    event: trait.event,
-    where: trait.where ?? [],
-    withinDays: trait.withinDays ?? null,
-    property: trait.kind === 'count' ? null : (trait.property ?? ''),
   }
 }
 
