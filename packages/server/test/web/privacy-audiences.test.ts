@@ -14,6 +14,7 @@ import { writeKeyAuth } from '../manage/helpers.ts'
 import { until } from '../reliability/helpers.ts'
 import {
   assertAccessible,
+  asViewer,
   openPage,
   requireBuiltApp,
   SLOW,
@@ -328,11 +329,7 @@ describe('the Privacy and Audiences pages in Chromium', () => {
       subjectIds: ['viewer-sees-me'],
     })
     assert.equal(suppressed.status, 201)
-    const token = await sluice.api('POST', '/api/v1/tokens', { name: 'Support', role: 'viewer' })
-    const viewer = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
-    try {
-      const viewerPage = await viewer.newPage()
-      await signIn(viewerPage, token.body.token)
+    await asViewer(browser, sluice, async (viewerPage) => {
       await open(viewerPage, 'Privacy')
       await viewerPage
         .getByRole('table', { name: 'Suppressed users' })
@@ -360,9 +357,7 @@ describe('the Privacy and Audiences pages in Chromium', () => {
       // Looking a profile up changes nothing: viewers may.
       await viewerPage.getByRole('button', { name: 'Look up' }).waitFor()
       await assertAccessible(viewerPage, 'the Audiences page of a viewer')
-    } finally {
-      await viewer.close()
-    }
+    })
   })
 
   test('on a phone-sized screen both pages stay accessible', async () => {

@@ -14,6 +14,7 @@ import { writeKeyAuth } from '../manage/helpers.ts'
 import { until } from '../reliability/helpers.ts'
 import {
   assertAccessible,
+  asViewer,
   openPage,
   requireBuiltApp,
   SLOW,
@@ -209,11 +210,7 @@ describe('sources, audiences and profiles in Chromium', () => {
     await screenshot(page, 'audiences-renamed')
 
     // A viewer sees the renamed items and no button to rename or delete them.
-    const token = await sluice.api('POST', '/api/v1/tokens', { name: 'Support', role: 'viewer' })
-    const viewer = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
-    try {
-      const viewerPage = await viewer.newPage()
-      await signIn(viewerPage, token.body.token)
+    await asViewer(browser, sluice, async (viewerPage) => {
       await open(viewerPage, 'Audiences')
       await viewerPage
         .getByRole('table', { name: 'Audiences' })
@@ -226,9 +223,7 @@ describe('sources, audiences and profiles in Chromium', () => {
       assert.equal(await viewerPage.getByRole('button', { name: /^(Rename|Delete) / }).count(), 0)
       assert.equal(await viewerPage.getByRole('columnheader', { name: 'Actions' }).count(), 0)
       await assertAccessible(viewerPage, 'the Audiences page of a viewer')
-    } finally {
-      await viewer.close()
-    }
+    })
 
     await page.getByRole('button', { name: 'Delete Whales' }).click()
     await page.getByText('No audiences yet.').waitFor({ timeout: SLOW })

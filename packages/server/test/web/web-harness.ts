@@ -8,8 +8,9 @@ import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
-import type { Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { WEB_APP_DIR } from '../../src/app/web-app.ts'
+import type { TestSluice } from '../helpers/sluice.ts'
 
 export const SCREENSHOT_DIR = resolve(import.meta.dirname, '../../../web/test-results/screenshots')
 const AXE_SCRIPT = createRequire(import.meta.url).resolve('axe-core/axe.min.js')
@@ -63,4 +64,24 @@ export async function signIn(page: Page, baseUrl: string, token: string): Promis
 export async function openPage(page: Page, name: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click()
   await page.getByRole('heading', { name, level: 1 }).waitFor({ timeout: SLOW })
+}
+
+/**
+ * Runs `work` on a page signed in with a new viewer token ("Support"), in a browser context of its
+ * own that is closed afterwards.
+ */
+export async function asViewer(
+  browser: Browser,
+  sluice: Pick<TestSluice, 'url' | 'api'>,
+  work: (page: Page) => Promise<void>,
+): Promise<void> {
+  const token = await sluice.api('POST', '/api/v1/tokens', { name: 'Support', role: 'viewer' })
+  const viewer = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
+  try {
+    const page = await viewer.newPage()
+    await signIn(page, sluice.url, token.body.token)
+    await work(page)
+  } finally {
+    await viewer.close()
+  }
 }
