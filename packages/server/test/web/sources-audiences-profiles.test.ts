@@ -3,7 +3,8 @@
  * end to end in real Chromium against a real Sluice: a source's chart counts the calls it stored, an
  * audience filtered on an event property is built, previewed and saved through the builder, audiences
  * and computed traits are renamed and deleted in the page (a viewer gets no such buttons), and a profile
- * looked up by anonymousId lists its calls a page at a time.
+ * looked up by anonymousId lists its calls a page at a time, and a write key rotated in the page
+ * stops the old key at once.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
@@ -303,5 +304,30 @@ describe('sources, audiences and profiles in Chromium', () => {
     } finally {
       await phone.close()
     }
+  })
+
+  test('rotate the write key in the page: the old key is refused at once, the new one shown is accepted', async () => {
+    const track = (key: string) =>
+      fetch(`${sluice.url}/v1/track`, {
+        method: 'POST',
+        headers: { authorization: writeKeyAuth(key), 'content-type': 'application/json' },
+        body: JSON.stringify({ userId: 'rotation-check', event: 'Key Rotated' }),
+      })
+    await page.goto(`${sluice.url}/sources/${sourceId}`)
+    await page.getByRole('heading', { name: 'Storefront', level: 1 }).waitFor({ timeout: SLOW })
+    // The confirmation dialog is accepted by the page's dialog handler.
+    await page.getByRole('button', { name: 'Rotate write key' }).click()
+    const shown = page.locator('code.write-key')
+    await until(
+      'the rotated key in the page',
+      async () => (await shown.textContent()) ?? '',
+      (text) => text !== '' && !text.includes('•') && text !== writeKey,
+      SLOW,
+    )
+    const rotated = (await shown.textContent()) ?? ''
+    assert.equal(rotated, (await sluice.api('GET', `/api/v1/sources/${sourceId}`)).body.writeKey)
+    assert.equal((await track(writeKey)).status, 401, 'the old key is refused')
+    assert.equal((await track(rotated)).status, 200, 'the new key is accepted')
+    writeKey = rotated
   })
 })
