@@ -4,9 +4,15 @@
 // 2. Latency: ack (Tracking API 200) to receipt at the receiver, at 1,000 events/s.
 
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import {
+  awaitReceipts,
+  latencies,
+  percentile,
+  sendPaced,
+  startRecordingReceiver,
+} from './lib/ack-to-receipt.ts'
 import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
@@ -85,18 +91,7 @@ async function measureLatency(): Promise<{
   count: number
   coldP99: number
 }> {
-  const received = new Map<string, number>()
-  const receiver = createServer((request, response) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => {
-      const at = performance.timeOrigin + performance.now()
-      response.end('ok')
-      received.set((JSON.parse(Buffer.concat(chunks).toString()) as { messageId: string }).messageId, at)
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-  const port = (receiver.address() as { port: number }).port
+  const receiver = await startRecordingReceiver((body) => String(body.messageId))
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-latency-'))
   const { child, match } = await startProcess(
     [SLUICE_CLI, 'start'],
@@ -111,7 +106,7 @@ async function measureLatency(): Promise<{
   )
   const base = match[1]!
   const writeKey = match[2]!
-  const acked = new Map<string, number>()
+  let acked = new Map<string, number>()
   try {
     const sources = (await (
       await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench' } })
@@ -125,54 +120,39 @@ async function measureLatency(): Promise<{
         name: 'latency receiver',
         type: 'webhooks',
         sourceIds: [sources.sources[0]!.id],
-        settings: { webhooks: [{ url: `http://127.0.0.1:${port}/hook` }], sharedSecret: 'bench-secret' },
+        settings: {
+          webhooks: [{ url: `http://127.0.0.1:${receiver.port}/hook` }],
+          sharedSecret: 'bench-secret',
+        },
       }),
     })
     if (created.status !== 201) throw new Error(`creating the destination failed: ${await created.text()}`)
     // 10 events every 10 ms = 1,000 events/s, each request its own batch.
-    const authorization = `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`
-    const sends: Promise<void>[] = []
-    const started = performance.now()
-    for (let tick = 0; tick < (warmupSeconds + latencySeconds) * 100; tick++) {
-      const due = started + tick * 10
-      const wait = due - performance.now()
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-      const batch = Array.from({ length: 10 }, (_, i) => ({
-        type: 'track',
-        userId: 'u',
-        event: 'Latency',
-        messageId: `lat-${tick}-${i}`,
-      }))
-      sends.push(
-        fetch(`${base}/v1/batch`, {
-          method: 'POST',
-          headers: { authorization, 'content-type': 'application/json' },
-          body: JSON.stringify({ batch }),
-        }).then(async (response) => {
-          await response.arrayBuffer()
-          const at = performance.timeOrigin + performance.now()
-          for (const message of batch) acked.set(message.messageId, at)
-        }),
-      )
-    }
-    await Promise.all(sends)
-    const deadline = Date.now() + 10_000
-    while (received.size < acked.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    acked = await sendPaced({
+      base,
+      writeKey,
+      ticks: (warmupSeconds + latencySeconds) * 100,
+      batchAt: (tick) =>
+        Array.from({ length: 10 }, (_, i) => ({
+          type: 'track',
+          userId: 'u',
+          event: 'Latency',
+          messageId: `lat-${tick}-${i}`,
+        })),
+      keyOf: (call) => String(call.messageId),
+    })
+    await awaitReceipts(acked, receiver.received, 10_000)
   } finally {
     await stop(child)
     receiver.close()
     await rm(dataDir, { recursive: true, force: true })
   }
-  // A delivery can land before the client has read its 200; such latencies count as 0.
-  const latencyOf = ([id, at]: [string, number]) =>
-    Math.max(0, (received.get(id) ?? Number.POSITIVE_INFINITY) - at)
   const isWarmup = ([id]: [string, number]) => Number(id.split('-')[1]) < warmupSeconds * 100
-  const percentile = (values: number[], q: number) => {
-    const sorted = [...values].sort((a, b) => a - b)
-    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
-  }
-  const steady = [...acked].filter((entry) => !isWarmup(entry)).map(latencyOf)
-  const cold = [...acked].filter(isWarmup).map(latencyOf)
+  const steady = latencies(
+    [...acked].filter((entry) => !isWarmup(entry)),
+    receiver.received,
+  )
+  const cold = latencies([...acked].filter(isWarmup), receiver.received)
   return {
     p50: percentile(steady, 0.5),
     p99: percentile(steady, 0.99),

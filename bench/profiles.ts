@@ -7,9 +7,15 @@
 //    audiences and 20 computed traits defined (goals ≤ 50 ms / ≤ 500 ms).
 // 3. Ingest throughput with those 20 + 20 defined ÷ with none (goal ≥ 0.7).
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import {
+  awaitReceipts,
+  latencies,
+  percentile,
+  sendPaced,
+  startRecordingReceiver,
+} from './lib/ack-to-receipt.ts'
 import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
@@ -139,71 +145,48 @@ async function measureCreation() {
 }
 
 async function measureLatency() {
-  const received = new Map<string, number>()
-  const receiver = createServer((request, response) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => {
-      const at = performance.timeOrigin + performance.now()
-      response.end('ok')
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as { userId: string }
-      if (!received.has(body.userId)) received.set(body.userId, at)
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-  const port = (receiver.address() as { port: number }).port
+  const receiver = await startRecordingReceiver((body) => String(body.userId))
   const sluice = await startSluice()
-  const acked = new Map<string, number>()
+  let acked = new Map<string, number>()
   try {
     const destination = await api(sluice.base, '/destinations', {
       name: 'audience receiver',
       type: 'webhooks',
       sourceIds: [],
-      settings: { webhooks: [{ url: `http://127.0.0.1:${port}/hook` }], sharedSecret: 'bench-secret' },
+      settings: {
+        webhooks: [{ url: `http://127.0.0.1:${receiver.port}/hook` }],
+        sharedSecret: 'bench-secret',
+      },
     })
     await defineComputations(sluice.base, destination.id)
     // 10 calls every 10 ms = 1,000 calls/s, each by a new user: each makes one user enter the audience.
-    const authorization = `Basic ${Buffer.from(`${sluice.writeKey}:`).toString('base64')}`
-    const sends: Promise<void>[] = []
-    const started = performance.now()
-    for (let tick = 0; tick < (warmupSeconds + latencySeconds) * 100; tick++) {
-      const wait = started + tick * 10 - performance.now()
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-      const batch = Array.from({ length: 10 }, (_, i) => ({
-        type: 'track',
-        userId: `lat-${tick}-${i}`,
-        event: 'Latency',
-        properties: { total: i },
-      }))
-      sends.push(
-        fetch(`${sluice.base}/v1/batch`, {
-          method: 'POST',
-          headers: { authorization, 'content-type': 'application/json' },
-          body: JSON.stringify({ batch }),
-        }).then(async (response) => {
-          await response.arrayBuffer()
-          const at = performance.timeOrigin + performance.now()
-          for (const call of batch) acked.set(call.userId, at)
-        }),
-      )
-    }
-    await Promise.all(sends)
-    const deadline = Date.now() + 30_000
-    while (received.size < acked.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    acked = await sendPaced({
+      base: sluice.base,
+      writeKey: sluice.writeKey,
+      ticks: (warmupSeconds + latencySeconds) * 100,
+      batchAt: (tick) =>
+        Array.from({ length: 10 }, (_, i) => ({
+          type: 'track',
+          userId: `lat-${tick}-${i}`,
+          event: 'Latency',
+          properties: { total: i },
+        })),
+      keyOf: (call) => String(call.userId),
+    })
+    await awaitReceipts(acked, receiver.received, 30_000)
   } finally {
     await sluice.stop()
     receiver.close()
   }
-  const latencyOf = ([id, at]: [string, number]) =>
-    Math.max(0, (received.get(id) ?? Number.POSITIVE_INFINITY) - at)
-  const steady = [...acked].filter(([id]) => Number(id.split('-')[1]) >= warmupSeconds * 100).map(latencyOf)
-  const percentile = (q: number) =>
-    [...steady].sort((a, b) => a - b)[Math.min(steady.length - 1, Math.floor(q * steady.length))]!
+  const steady = latencies(
+    [...acked].filter(([id]) => Number(id.split('-')[1]) >= warmupSeconds * 100),
+    receiver.received,
+  )
   return {
-    p50: percentile(0.5),
-    p99: percentile(0.99),
+    p50: percentile(steady, 0.5),
+    p99: percentile(steady, 0.99),
     count: steady.length,
-    missing: acked.size - received.size,
+    missing: acked.size - receiver.received.size,
   }
 }
 
