@@ -1,7 +1,7 @@
 # Sluice: the server, the client library's build and the web app's build, on Node.js 24.
 # Build: docker build -t sluice .   Run: see docker-compose.yml and the README ("Operating Sluice").
 
-# --- build: install every workspace (their install scripts build the web app), build the rest, then
+# --- build: install every workspace (the install script builds the server and the web app), build the rest, then
 # drop the development dependencies so only what runs is copied on.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
@@ -27,5 +27,5 @@ EXPOSE 8080
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["node", "packages/server/src/cli/main.ts"]
+ENTRYPOINT ["node", "packages/server/dist/cli/main.js"]
 CMD ["start"]

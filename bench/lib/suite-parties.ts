@@ -2,11 +2,25 @@
 // (suite-receivers.ts) and a Sluice (suite-sluice.ts), with small typed handles to drive them.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { stripTypeScriptTypes } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { createInterface } from 'node:readline'
 import type { SuiteSluiceOptions, SuiteSluiceSeeded, SuiteSluiceStopped } from './suite-sluice.ts'
+
+/**
+ * suite-sluice.ts as plain JavaScript (its types stripped, written under .tmp/), so that its process
+ * loads no TypeScript at all (it imports the built `@sluice/server`): the memory measured is what an
+ * `npm start` process would use, not that plus Node's TypeScript loader.
+ */
+async function sluiceScript(): Promise<string> {
+  const script = join(import.meta.dirname, '../../.tmp/bench-build/suite-sluice.mjs')
+  const source = await readFile(join(import.meta.dirname, 'suite-sluice.ts'), 'utf8')
+  await mkdir(dirname(script), { recursive: true })
+  await writeFile(script, stripTypeScriptTypes(source))
+  return script
+}
 
 /** A child Node process whose stdout is read as JSON lines. */
 class JsonLineChild {
@@ -162,7 +176,7 @@ export class SuiteSluice {
 
   /** Stores a backlog in `dataDir` in a process of its own, which exits when done. */
   static async seed(options: Extract<SuiteSluiceOptions, { mode: 'seed' }>): Promise<SuiteSluiceSeeded> {
-    const child = new JsonLineChild([join(import.meta.dirname, 'suite-sluice.ts'), JSON.stringify(options)])
+    const child = new JsonLineChild([await sluiceScript(), JSON.stringify(options)])
     try {
       return await child.next<SuiteSluiceSeeded>((line) => (line as { event?: string }).event === 'seeded')
     } finally {
@@ -175,11 +189,7 @@ export class SuiteSluice {
     options: Extract<SuiteSluiceOptions, { mode: 'serve' }>,
     nodeArgs: string[] = [],
   ): Promise<SuiteSluice> {
-    const child = new JsonLineChild([
-      ...nodeArgs,
-      join(import.meta.dirname, 'suite-sluice.ts'),
-      JSON.stringify(options),
-    ])
+    const child = new JsonLineChild([...nodeArgs, await sluiceScript(), JSON.stringify(options)])
     try {
       await child.next((line) => (line as { event?: string }).event === 'started')
       return new SuiteSluice(child)

@@ -26,7 +26,7 @@ import { isStoreUnavailable } from '../store/errors.ts'
 import { openStore } from '../store/open.ts'
 import type { Store } from '../store/store.ts'
 import { resolveAdminToken } from './admin-token.ts'
-import { keepYoungGenerationSmall } from './heap.ts'
+import { keepHeapSmall } from './heap.ts'
 import { Housekeeper } from './housekeeper.ts'
 import { Shutdown } from './shutdown.ts'
 import { isAppNavigation, registerWebApp, sendAppShell } from './web-app.ts'
@@ -67,7 +67,7 @@ export async function createSluice(
       'must be set when DATABASE_URL names a shared database, so every Sluice process accepts the same admin token',
     )
   }
-  keepYoungGenerationSmall()
+  keepHeapSmall()
   const store = await openStore(config, logger)
   const adminToken = await resolveAdminToken(config)
   const ingestQueue = new IngestQueue(config.ingestQueueBytes)

@@ -13,9 +13,12 @@ export interface SluiceProcess {
   exited: Promise<number | string>
 }
 
-/** Runs `sluice start` as a real child process on a random port and waits for its banner. */
-export async function spawnSluice(env: Record<string, string>): Promise<SluiceProcess> {
-  const child = spawn(process.execPath, [CLI, 'start'], {
+/**
+ * Runs `sluice start` as a real child process on a random port and waits for its banner. `entry` is
+ * the TypeScript source unless told (the built JavaScript, say).
+ */
+export async function spawnSluice(env: Record<string, string>, entry = CLI): Promise<SluiceProcess> {
+  const child = spawn(process.execPath, [entry, 'start'], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

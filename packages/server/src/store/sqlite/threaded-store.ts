@@ -11,7 +11,7 @@
  * here because every Tracking API request asks; and `watch`, answered here from the changes each
  * reply carries back.
  */
-import { join } from 'node:path'
+import { extname, join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { Source } from '../../domain/sources.ts'
 import { Changes } from '../core/changes.ts'
@@ -81,7 +81,9 @@ export class ThreadedSqliteStore implements Store {
 
   constructor(options: SqliteStoreOptions) {
     this.path = databasePath(options.dataDir)
-    this.worker = new Worker(join(import.meta.dirname, 'store-worker.ts'), { workerData: options })
+    // store-worker.ts beside the sources, store-worker.js in the build (dist/).
+    const workerFile = `store-worker${extname(import.meta.filename)}`
+    this.worker = new Worker(join(import.meta.dirname, workerFile), { workerData: options })
     this.worker.on('message', (reply: StoreReply) => {
       // Before the caller resumes: a rotated write key is already out of the cache, and the delivery
       // engine is already woken, when the write's promise resolves.
