@@ -329,7 +329,9 @@ describe('small modules', () => {
           assert.equal(batch.message(-1), undefined)
           assert.equal(batch.message(jsons.length), undefined)
           assert.deepEqual(batch.messageIds(), ids)
-          const body = batch.body('2026-01-31T12:00:00.000Z')
+          const bytes = batch.body('2026-01-31T12:00:00.000Z')
+          assert.equal(bytes.length, batch.bytes)
+          const body = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
           assert.deepEqual(
             JSON.parse(body).batch,
             jsons.map((json) => JSON.parse(json)),

@@ -73,7 +73,7 @@ export class Transport {
   }
 
   /** Sends `body` once. Never rejects. `shutdown` aborts the attempt (close() ran out of time). */
-  async send(body: string, shutdown: AbortSignal): Promise<AttemptResult> {
+  async send(body: string | Uint8Array<ArrayBuffer>, shutdown: AbortSignal): Promise<AttemptResult> {
     const controller = new AbortController()
     let timedOut = false
     const timer = setTimeout(() => {
@@ -101,7 +101,7 @@ export class Transport {
     }
   }
 
-  private async exchange(body: string, signal: AbortSignal) {
+  private async exchange(body: string | Uint8Array<ArrayBuffer>, signal: AbortSignal) {
     const payload = this.gzip ? await gzip(body) : body
     const response = await this.fetch(this.url, {
       method: 'POST',
