@@ -96,13 +96,16 @@ async function measureSluice(synchronous: 'FULL' | 'NORMAL', metrics = true): Pr
 const baseline = await measureBaseline()
 const full = await measureSluice('FULL')
 const normal = await measureSluice('NORMAL')
-// The cost of metrics: the default (durable) run with SLUICE_METRICS=false, alternating with more
-// runs with metrics on, so that the load of a shared machine falls on both alike. The figure is the
-// median of the pairs' ratios; CPU per request, on and off, is the steadier view of the same cost.
+// The cost of metrics: pairs of durable runs with metrics off (SLUICE_METRICS=false) and on, back to
+// back, the order alternating from pair to pair (off first, then on first, …) so that neither side
+// always meets the machine as the other left it. The figure is the median of the pairs' ratios; CPU
+// per request, on and off, is the steadier view of the same cost.
 const metricsPairs: { on: Measured; off: Measured }[] = []
 for (let pair = 0; pair < (quick ? 1 : 3); pair++) {
-  const off = await measureSluice('FULL', false)
-  metricsPairs.push({ on: pair === 0 ? full : await measureSluice('FULL'), off })
+  const onFirst = pair % 2 === 1
+  const first = await measureSluice('FULL', onFirst)
+  const second = await measureSluice('FULL', !onFirst)
+  metricsPairs.push(onFirst ? { on: first, off: second } : { on: second, off: first })
 }
 const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const metricsOff = metricsPairs[0]!.off
