@@ -3,7 +3,7 @@
 // an earlier build, so a deleted module can never still run. Tests run the TypeScript sources directly.
 //   npm run build -w @sluice/server   (npm puts the repository's `tsc` on PATH)
 import { execFileSync } from 'node:child_process'
-import { chmodSync, cpSync, rmSync } from 'node:fs'
+import { cpSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 
 const root = join(import.meta.dirname, '..')
@@ -15,5 +15,3 @@ for (const store of ['sqlite', 'postgres']) {
     recursive: true,
   })
 }
-// The `sluice` command (package.json `bin`): npm links it at install, before this build exists.
-chmodSync(join(dist, 'cli/main.js'), 0o755)
