@@ -28,8 +28,12 @@ import type { Store } from '../store/store.ts'
 import { resolveAdminToken } from './admin-token.ts'
 import { keepHeapSmall } from './heap.ts'
 import { Housekeeper } from './housekeeper.ts'
+import { lingerOnUnreadBodies } from './lingering-close.ts'
 import { Shutdown } from './shutdown.ts'
 import { isAppNavigation, registerWebApp, sendAppShell } from './web-app.ts'
+
+/** The largest body read for any request; the Tracking API keeps its own, smaller limits. */
+const MANAGEMENT_BODY_LIMIT = 1024 * 1024
 
 /** `SLUICE_TRUST_PROXY` as Fastify takes it: a hop count becomes "the nearest N proxies". */
 function trustedProxies(
@@ -114,7 +118,7 @@ export async function createSluice(
     childLoggerFactory: (parent, bindings, options) =>
       new LazyChildLogger(parent as Logger, bindings, options) as unknown as FastifyBaseLogger,
     // The Tracking API enforces its own 500 KB limit after decompression; this is the transport cap.
-    bodyLimit: 1024 * 1024,
+    bodyLimit: MANAGEMENT_BODY_LIMIT,
     // On close, idle keep-alive connections are dropped at once (requests in flight still finish), or
     // shutdown would wait for every client's keep-alive to time out.
     forceCloseConnections: 'idle',
@@ -155,6 +159,10 @@ export async function createSluice(
     },
   })
 
+  // A body refused unread is still read (bounded) before the connection closes, so the client sees
+  // the answer rather than a reset.
+  lingerOnUnreadBodies(app)
+
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof HttpError) {
       if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
@@ -176,6 +184,16 @@ export async function createSluice(
       validation?: unknown
     }
     const status = fastifyError.statusCode ?? 500
+    if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply
+        .code(413)
+        .send(
+          errorBody(
+            'body_too_large',
+            `The request body is larger than ${MANAGEMENT_BODY_LIMIT} bytes (1 MB), the most Sluice reads for a management call; send a smaller body.`,
+          ),
+        )
+    }
     if (fastifyError.validation) {
       return reply.code(400).send(errorBody('validation_failed', `Invalid request: ${fastifyError.message}.`))
     }

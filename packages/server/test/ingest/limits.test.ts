@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { after, before, describe, test } from 'node:test'
 import { gzipSync } from 'node:zlib'
 import type { Source } from '../../src/domain/sources.ts'
@@ -186,5 +187,87 @@ describe('message size (32 KB) and batch length (2,500)', () => {
     assert.equal(over.body.error.code, 'batch_too_large')
     assert.match(over.body.error.message, /2501 messages; the limit is 2500/)
     assert.equal(await sluice.store.getMessage(source.id, 'over-0'), null)
+  })
+})
+
+/**
+ * Sends a request whose declared body is `bodyBytes` long over a raw socket: the head and the first
+ * 64 KB, then (once the answer has arrived) the rest in 64 KB writes. Resolves with the answer's text,
+ * whether every byte could be written, and how the connection ended.
+ */
+function sendRefusedBody(
+  url: string,
+  head: string,
+  bodyBytes: number,
+): Promise<{ answer: string; written: number; ended: 'open' | 'closed' | 'reset' }> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname)
+    const chunk = Buffer.alloc(64 * 1024, 0x20)
+    let answer = ''
+    let written = 0
+    let ended: 'open' | 'closed' | 'reset' = 'open'
+    let sendingRest = false
+    const finish = () => {
+      clearTimeout(settle)
+      socket.destroy()
+      resolve({ answer, written, ended })
+    }
+    // The verdict is in once the rest is written and the server has had a moment to act on it.
+    let settle = setTimeout(finish, 20_000)
+    const writeRest = () => {
+      while (written < bodyBytes && ended === 'open') {
+        const ok = socket.write(chunk.subarray(0, Math.min(chunk.length, bodyBytes - written)))
+        written += Math.min(chunk.length, bodyBytes - written)
+        if (!ok) return void socket.once('drain', writeRest)
+      }
+      clearTimeout(settle)
+      settle = setTimeout(finish, 500)
+    }
+    socket.on('data', (data) => {
+      answer += data.toString('latin1')
+      if (!sendingRest && answer.includes('\r\n\r\n')) {
+        sendingRest = true
+        // Let the server act on its answer (it closed at once, before) before sending the rest.
+        setTimeout(writeRest, 100)
+      }
+    })
+    socket.on('end', () => {
+      if (ended === 'open') ended = 'closed'
+    })
+    socket.on('error', () => {
+      ended = 'reset'
+      finish()
+    })
+    socket.write(`${head}content-length: ${bodyBytes}\r\n\r\n`)
+    socket.write(chunk)
+    written = chunk.length
+  })
+}
+
+describe('a body refused for its size', () => {
+  const head = (path: string, authorization: string) =>
+    `POST ${path} HTTP/1.1\r\nhost: sluice\r\ncontent-type: application/json\r\nauthorization: ${authorization}\r\n`
+
+  test('the client can send it to its end and read the 413; the connection is not reset', async () => {
+    const basic = `Basic ${Buffer.from(`${source.writeKey}:`).toString('base64')}`
+    for (const [path, authorization] of [
+      ['/v1/batch', basic],
+      ['/api/v1/sources', `Bearer ${sluice.adminToken}`],
+    ] as const) {
+      const result = await sendRefusedBody(sluice.url, head(path, authorization), 3 * 1024 * 1024)
+      assert.match(result.answer, /^HTTP\/1\.1 413 /, path)
+      assert.match(result.answer, /"code":"body_too_large"/, path)
+      assert.notEqual(result.ended, 'reset', `${path}: the connection was reset while the body was sent`)
+      assert.equal(result.written, 3 * 1024 * 1024, path)
+    }
+  })
+
+  test('a refused body far larger than any limit is not read for ever: the connection closes', async () => {
+    const basic = `Basic ${Buffer.from(`${source.writeKey}:`).toString('base64')}`
+    const result = await sendRefusedBody(sluice.url, head('/v1/batch', basic), 1024 * 1024 * 1024)
+    assert.match(result.answer, /^HTTP\/1\.1 413 /)
+    assert.notEqual(result.ended, 'open', 'the server still reads a 1 GB body it refused')
+    assert.ok(result.written < 1024 * 1024 * 1024)
   })
 })
