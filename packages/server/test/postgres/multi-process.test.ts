@@ -176,25 +176,33 @@ describe('two API processes and two workers on one PostgreSQL', () => {
     assert.equal(receiver.seen.size, total, 'every message arrived')
     assert.equal(await scalar(db, 'SELECT count(*) FROM deliveries'), total)
 
+    // Attempts the workers recorded as failed (a timeout on a loaded machine: the receiver counted the
+    // call, its answer came too late). Each one is a retry the at-least-once contract allows.
+    const { rows: failedRows } = await db.query<{ message_id: string; failed: string }>(
+      `SELECT m.message_id, count(*) AS failed FROM attempts a
+       JOIN deliveries d ON d.id = a.delivery_id JOIN messages m ON m.pk = d.message_pk
+       WHERE a.error_kind IS NOT NULL GROUP BY m.message_id`,
+    )
+    const failedAttempts = new Map(failedRows.map((row) => [row.message_id, Number(row.failed)]))
     const duplicated = [...receiver.seen].filter(([, n]) => n > 1).map(([id]) => id)
     const extra = [...receiver.seen.values()].reduce((sum, n) => sum + n - 1, 0)
     console.log(
       `multi-process: ${total} messages, ${arrivedAtKill} arrived before the kill, ${leasedAtKill.size} leased at the kill, ` +
-        `${duplicated.length} delivered twice (${extra} extra requests)`,
+        `${duplicated.length} delivered twice (${extra} extra requests), ${failedRows.length} with a failed attempt recorded`,
     )
-    // The bound: a message is sent twice only if the dead worker had sent it and its success was not
-    // yet recorded — so it was still under the dead worker's lease at the kill. Every duplicate must be
-    // in the set of deliveries leased at that moment, and there can be no more of them than that set.
+    // The bound: each request beyond the first is either a retry after a failed attempt the worker
+    // recorded, or the dead worker's unrecorded success — and then the delivery was still under its
+    // lease at the kill, so at most one such extra per leased delivery. Anything else would be a
+    // delivery sent twice by our fault.
     // (What the dead worker held is at most what it had claimed ahead — the engine keeps up to
     // 2 × SLUICE_DELIVERY_CONCURRENCY claimed or in flight — plus the successes settled in the few
     // milliseconds before their outcome commit; of those, only the ones already sent can come twice.)
-    assert.deepEqual(
-      duplicated.filter((id) => !leasedAtKill.has(id)),
-      [],
-      'only deliveries leased at the kill were sent twice',
-    )
-    assert.ok(extra <= leasedAtKill.size, `${extra} extra requests, ${leasedAtKill.size} leased at the kill`)
-    assert.equal(extra, duplicated.length, 'nothing was sent three times')
+    const unexplained = duplicated.flatMap((id) => {
+      const extraForId = receiver.seen.get(id)! - 1 - (failedAttempts.get(id) ?? 0)
+      const allowed = leasedAtKill.has(id) ? 1 : 0
+      return extraForId > allowed ? [`${id}: ${extraForId} extra, ${allowed} allowed`] : []
+    })
+    assert.deepEqual(unexplained, [], 'only retries and deliveries leased at the kill were sent twice')
   })
 
   test('the same messageIds sent to both API processes at once are accepted once', async () => {
