@@ -34,6 +34,28 @@ interface Rate {
   cpuUsPerRequest?: number
   /** drain-backlog: CPU time per delivery, of the main thread and of the whole process (with the store thread). */
   cpuUsPerDelivery?: { mainThread: number; process: number }
+  /** The no-op receiver's CPU time per request it served meanwhile (its own process). */
+  receiverCpuUsPerRequest?: number
+}
+
+interface ReceiverStats {
+  requests: number
+  cpuUs: number
+}
+
+/** Runs `measure` and adds the receiver's CPU per request it served meanwhile. */
+async function withReceiverCpu(url: string, measure: () => Promise<Rate>): Promise<Rate> {
+  const stats = async () => (await (await fetch(new URL('/stats', url))).json()) as ReceiverStats
+  const before = await stats()
+  const rate = await measure()
+  const after = await stats()
+  const requests = after.requests - before.requests
+  return { ...rate, receiverCpuUsPerRequest: Math.round(((after.cpuUs - before.cpuUs) / requests) * 10) / 10 }
+}
+
+/** Cores busy on average: the rate × the CPU each request took on both sides. Two means CPU-bound. */
+function coresBusy(perSecond: number, senderUs: number | undefined, receiverUs: number | undefined): number {
+  return Number(((perSecond * ((senderUs ?? Number.NaN) + (receiverUs ?? Number.NaN))) / 1e6).toFixed(2))
 }
 
 async function measureRates(): Promise<{
@@ -46,12 +68,14 @@ async function measureRates(): Promise<{
   try {
     const url = `http://127.0.0.1:${match[1]}/hook`
     await runJson<Rate>([join(import.meta.dirname, 'lib/raw-post.ts'), url, '2000', String(concurrency)]) // warm-up
-    const raw = await runJson<Rate>([
-      join(import.meta.dirname, 'lib/raw-post.ts'),
-      url,
-      String(backlog),
-      String(concurrency),
-    ])
+    const raw = await withReceiverCpu(url, () =>
+      runJson<Rate>([
+        join(import.meta.dirname, 'lib/raw-post.ts'),
+        url,
+        String(backlog),
+        String(concurrency),
+      ]),
+    )
     const drain = (metrics: 'on' | 'off', count = backlog) =>
       runJson<Rate>([
         join(import.meta.dirname, 'lib/drain-backlog.ts'),
@@ -60,7 +84,7 @@ async function measureRates(): Promise<{
         String(concurrency),
         metrics,
       ])
-    const sluice = await drain('on')
+    const sluice = await withReceiverCpu(url, () => drain('on'))
     // The cost of metrics: smaller drains with SLUICE_METRICS=false and with metrics on, alternating
     // in ABBA order (off, on, then on, off, ...) so that the load of a shared machine, and whatever
     // the previous drain leaves behind (dirty pages, a deleted data dir), falls on both alike. A
@@ -184,11 +208,19 @@ const result = {
     name: 'raw undici POST, same body, same receiver',
     perSecond: Math.round(rates.raw.perSecond),
     cpuUsPerRequest: rates.raw.cpuUsPerRequest,
+    receiverCpuUsPerRequest: rates.raw.receiverCpuUsPerRequest,
+    coresBusy: coresBusy(rates.raw.perSecond, rates.raw.cpuUsPerRequest, rates.raw.receiverCpuUsPerRequest),
   },
   sluice: {
     perSecond: Math.round(rates.sluice.perSecond),
     peakRssMb: rates.sluice.peakRssMb,
     cpuUsPerDelivery: rates.sluice.cpuUsPerDelivery,
+    receiverCpuUsPerRequest: rates.sluice.receiverCpuUsPerRequest,
+    coresBusy: coresBusy(
+      rates.sluice.perSecond,
+      rates.sluice.cpuUsPerDelivery?.process,
+      rates.sluice.receiverCpuUsPerRequest,
+    ),
   },
   ratio: Number(ratio.toFixed(3)),
   metricsOff: { perSecond: Math.round(rates.sluiceMetricsOff.perSecond) },
@@ -228,7 +260,7 @@ const table = [
     ? []
     : [
         // Both sides share two cores with the receiver, so CPU per request explains the rate ratio.
-        `CPU per request: raw undici ${rates.raw.cpuUsPerRequest} µs; Sluice main thread ${rates.sluice.cpuUsPerDelivery?.mainThread} µs, whole process (with the store thread) ${rates.sluice.cpuUsPerDelivery?.process} µs.`,
+        `CPU per request: raw undici ${rates.raw.cpuUsPerRequest} µs (receiver ${rates.raw.receiverCpuUsPerRequest} µs); Sluice main thread ${rates.sluice.cpuUsPerDelivery?.mainThread} µs, whole process (with the store thread) ${rates.sluice.cpuUsPerDelivery?.process} µs (receiver ${rates.sluice.receiverCpuUsPerRequest} µs). Cores busy (rate × sender and receiver CPU per request): raw ${result.raw.coresBusy}, Sluice ${result.sluice.coresBusy}.`,
       ]),
   `Latency is measured after a ${warmupSeconds} s warm-up at the same rate; the warm-up's own p99 (cold start) was ${latency.coldP99.toFixed(1)} ms.`,
 ].join('\n')
