@@ -3,8 +3,9 @@
  * end to end in real Chromium against a real Sluice: a source's chart counts the calls it stored, an
  * audience filtered on an event property is built, previewed and saved through the builder, audiences
  * and computed traits are renamed and deleted in the page (a viewer gets no such buttons), and a profile
- * looked up by anonymousId lists its calls a page at a time, and a write key rotated in the page
- * stops the old key at once.
+ * looked up by anonymousId lists its calls a page at a time, a write key rotated in the page
+ * stops the old key at once, and a token made on the Access page signs a viewer in until it is revoked
+ * there.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
@@ -329,5 +330,54 @@ describe('sources, audiences and profiles in Chromium', () => {
     assert.equal((await track(writeKey)).status, 401, 'the old key is refused')
     assert.equal((await track(rotated)).status, 200, 'the new key is accepted')
     writeKey = rotated
+  })
+
+  test('the Access page: a token created there signs in as a viewer; revoked there, its session ends', async () => {
+    await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('link', { name: 'Access', exact: true })
+      .click()
+    await page.getByRole('heading', { name: 'Access', level: 1 }).waitFor({ timeout: SLOW })
+    await page.getByLabel('Token name').fill('On call')
+    await page.getByLabel('Role').selectOption('viewer')
+    await page.getByRole('button', { name: 'Create token' }).click()
+    const shown = page.locator('code.new-token')
+    await shown.waitFor({ timeout: SLOW })
+    const token = (await shown.textContent()) ?? ''
+    assert.match(token, /^\S{20,}$/, 'the new token is shown once')
+    const row = page.getByRole('row').filter({ hasText: 'On call' })
+    await row.getByRole('cell', { name: 'viewer', exact: true }).waitFor({ timeout: SLOW })
+    await assertAccessible(page, 'the Access page')
+    await screenshot(page, 'access')
+
+    const onCall = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
+    try {
+      const viewerPage = await onCall.newPage()
+      await signIn(viewerPage, token)
+      // A viewer has no Access page.
+      assert.equal(
+        await viewerPage
+          .getByRole('navigation', { name: 'Main' })
+          .getByRole('link', { name: 'Access' })
+          .count(),
+        0,
+      )
+      // The page's dialog handler accepts the confirmation.
+      await row.getByRole('button', { name: 'Revoke' }).click()
+      await row.waitFor({ state: 'detached', timeout: SLOW })
+      const listed = await sluice.api('GET', '/api/v1/tokens')
+      assert.ok(!listed.body.tokens.some((each: { name: string }) => each.name === 'On call'))
+      // The viewer's session cookie is refused from now on: the page's next API call is a 401.
+      await until(
+        "the revoked token's session",
+        () => viewerPage.evaluate(async () => (await fetch('/api/v1/sources')).status),
+        (status) => status === 401,
+        SLOW,
+      )
+      await viewerPage.reload()
+      await viewerPage.getByLabel('Access token').waitFor({ timeout: SLOW })
+    } finally {
+      await onCall.close()
+    }
   })
 })
