@@ -14,6 +14,7 @@ import {
   startRecordingReceiver,
 } from './lib/ack-to-receipt.ts'
 import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
+import type { StoreFloor } from './lib/store-floor.ts'
 
 const quick = process.argv.includes('--quick')
 const backlog = quick ? 5_000 : 100_000
@@ -197,6 +198,32 @@ const rates = latencyOnly
   : await measureRates()
 const latency = await measureLatency()
 const ratio = rates.sluice.perSecond / rates.raw.perSecond
+// The budget for ratio 0.6: Sluice's rate is about the cores it keeps busy ÷ (its CPU + the receiver's
+// per delivery). Kept as busy as raw undici keeps them, 0.6 × raw's rate leaves Sluice at most
+// rawCores ÷ (0.6 × raw rate) − receiver CPU a delivery; with both cores wholly busy, 2 ÷ (…) − receiver.
+// The floor: a bare POST (raw undici's own CPU) plus what recording it costs the store alone
+// (bench/lib/store-floor.ts: claim, outcome, attempt row, fsynced commit).
+const storeFloor = latencyOnly
+  ? null
+  : await runJson<StoreFloor>([
+      join(import.meta.dirname, 'lib/store-floor.ts'),
+      'delivery',
+      ...(quick ? ['--quick'] : []),
+    ])
+const rawCores = coresBusy(rates.raw.perSecond, rates.raw.cpuUsPerRequest, rates.raw.receiverCpuUsPerRequest)
+const budgetAt = (cores: number) =>
+  Math.round(
+    (cores * 1e6) / (0.6 * rates.raw.perSecond) - (rates.sluice.receiverCpuUsPerRequest ?? Number.NaN),
+  )
+const budget = {
+  /** The most Sluice's process CPU per delivery may be for 0.6, keeping the cores as busy as raw undici does. */
+  atRawCoresUs: budgetAt(rawCores),
+  /** The same with both cores wholly busy (no process on this machine got there). */
+  atTwoCoresUs: budgetAt(2),
+  /** A bare POST (raw undici's CPU per request) plus the store's floor per delivery. */
+  floorUs: Math.round((rates.raw.cpuUsPerRequest ?? Number.NaN) + (storeFloor?.cpuUs ?? Number.NaN)),
+  storeFloor,
+}
 const metricsRatio = rates.sluiceMetricsOn.perSecond / rates.sluiceMetricsOff.perSecond
 const result = {
   scenario: 'deliver',
@@ -209,7 +236,7 @@ const result = {
     perSecond: Math.round(rates.raw.perSecond),
     cpuUsPerRequest: rates.raw.cpuUsPerRequest,
     receiverCpuUsPerRequest: rates.raw.receiverCpuUsPerRequest,
-    coresBusy: coresBusy(rates.raw.perSecond, rates.raw.cpuUsPerRequest, rates.raw.receiverCpuUsPerRequest),
+    coresBusy: rawCores,
   },
   sluice: {
     perSecond: Math.round(rates.sluice.perSecond),
@@ -223,6 +250,7 @@ const result = {
     ),
   },
   ratio: Number(ratio.toFixed(3)),
+  budget,
   metricsOff: { perSecond: Math.round(rates.sluiceMetricsOff.perSecond) },
   /** The metrics-on drain paired with `metricsOff` (the median pair). */
   metricsOn: { perSecond: Math.round(rates.sluiceMetricsOn.perSecond) },
@@ -261,6 +289,7 @@ const table = [
     : [
         // Both sides share two cores with the receiver, so CPU per request explains the rate ratio.
         `CPU per request: raw undici ${rates.raw.cpuUsPerRequest} µs (receiver ${rates.raw.receiverCpuUsPerRequest} µs); Sluice main thread ${rates.sluice.cpuUsPerDelivery?.mainThread} µs, whole process (with the store thread) ${rates.sluice.cpuUsPerDelivery?.process} µs (receiver ${rates.sluice.receiverCpuUsPerRequest} µs). Cores busy (rate × sender and receiver CPU per request): raw ${result.raw.coresBusy}, Sluice ${result.sluice.coresBusy}.`,
+        `Budget for ratio 0.6: Sluice at most ${budget.atRawCoresUs} µs of process CPU a delivery with the cores as busy as raw undici keeps them (${budget.atTwoCoresUs} µs with both wholly busy); a bare POST (${rates.raw.cpuUsPerRequest} µs) plus recording it in the store alone (${storeFloor?.cpuUs} µs: claim, outcome, attempt row, ${storeFloor?.perCommit}-delivery fsynced commits) is ${budget.floorUs} µs.`,
       ]),
   `Latency is measured after a ${warmupSeconds} s warm-up at the same rate; the warm-up's own p99 (cold start) was ${latency.coldP99.toFixed(1)} ms.`,
 ].join('\n')

@@ -105,6 +105,19 @@ const ingest: Scenario = {
           goal: 'reported',
           pass: null,
         },
+        {
+          figure: `Floor: storing a request's ${r.load?.eventsPerRequest ?? 20} calls alone (SqliteStore.ingest, fsynced; no HTTP, parsing or profiles), CPU`,
+          value: num(r.budget?.storeFloorUsPerRequest),
+          unit: 'µs',
+          baseline: {
+            name: 'the most Sluice may spend a request for ratio 0.5 (2 × no-op server + its load generator)',
+            value: num(r.budget?.sluiceUsPerRequest),
+            unit: 'µs',
+          },
+          ratio: ratioOf(num(r.budget?.storeFloorUsPerRequest), num(r.budget?.sluiceUsPerRequest)),
+          goal: 'reported',
+          pass: null,
+        },
       ],
       problems,
     }
@@ -146,6 +159,20 @@ const deliver: Scenario = {
           'POSTs/s',
           r,
         ),
+        {
+          figure:
+            'Floor: a bare POST plus recording it in the store alone (claim, outcome, attempt row, fsynced commit), CPU per delivery',
+          value: num(r.budget?.floorUs),
+          unit: 'µs',
+          baseline: {
+            name: 'the most Sluice may spend a delivery for ratio 0.6, cores as busy as raw undici keeps them',
+            value: num(r.budget?.atRawCoresUs),
+            unit: 'µs',
+          },
+          ratio: ratioOf(num(r.budget?.floorUs), num(r.budget?.atRawCoresUs)),
+          goal: 'reported',
+          pass: null,
+        },
         {
           figure: `Latency p50, Tracking API ack → receipt, at ${rate}`,
           value: p50,
