@@ -53,6 +53,20 @@ function metricsCost(what: string, on: number | null, off: number | null, unit: 
   }
 }
 
+/** A CPU figure in µs set against another from the same run (reported, not goal-bound). */
+function cpuAgainst(figure: string, value: unknown, baselineName: string, baseline: unknown): Figure {
+  const [us, baseUs] = [num(value), num(baseline)]
+  return {
+    figure,
+    value: us,
+    unit: 'µs',
+    baseline: { name: baselineName, value: baseUs, unit: 'µs' },
+    ratio: ratioOf(us, baseUs),
+    goal: 'reported',
+    pass: null,
+  }
+}
+
 const ingest: Scenario = {
   id: 'ingest',
   title: 'Ingest',
@@ -92,32 +106,18 @@ const ingest: Scenario = {
           goal: 'reported',
           pass: null,
         },
-        {
-          figure: `CPU per request, all Sluice threads (main ${r.cpuPerRequestUs?.sluice?.serverMainThread ?? '—'} µs, store ${r.cpuPerRequestUs?.sluice?.serverStoreThread ?? '—'} µs, V8 helpers ${r.cpuPerRequestUs?.sluice?.serverV8Helpers ?? '—'} µs)`,
-          value: num(r.cpuPerRequestUs?.sluice?.server),
-          unit: 'µs',
-          baseline: {
-            name: 'the no-op server, same requests',
-            value: num(r.cpuPerRequestUs?.baseline?.server),
-            unit: 'µs',
-          },
-          ratio: ratioOf(num(r.cpuPerRequestUs?.sluice?.server), num(r.cpuPerRequestUs?.baseline?.server)),
-          goal: 'reported',
-          pass: null,
-        },
-        {
-          figure: `Floor: storing a request's ${r.load?.eventsPerRequest ?? 20} calls alone (SqliteStore.ingest, fsynced; no HTTP, parsing or profiles), CPU`,
-          value: num(r.budget?.storeFloorUsPerRequest),
-          unit: 'µs',
-          baseline: {
-            name: 'the most Sluice may spend a request for ratio 0.5 (2 × no-op server + its load generator)',
-            value: num(r.budget?.sluiceUsPerRequest),
-            unit: 'µs',
-          },
-          ratio: ratioOf(num(r.budget?.storeFloorUsPerRequest), num(r.budget?.sluiceUsPerRequest)),
-          goal: 'reported',
-          pass: null,
-        },
+        cpuAgainst(
+          `CPU per request, all Sluice threads (main ${r.cpuPerRequestUs?.sluice?.serverMainThread ?? '—'} µs, store ${r.cpuPerRequestUs?.sluice?.serverStoreThread ?? '—'} µs, V8 helpers ${r.cpuPerRequestUs?.sluice?.serverV8Helpers ?? '—'} µs)`,
+          r.cpuPerRequestUs?.sluice?.server,
+          'the no-op server, same requests',
+          r.cpuPerRequestUs?.baseline?.server,
+        ),
+        cpuAgainst(
+          `Floor: storing a request's ${r.load?.eventsPerRequest ?? 20} calls alone (SqliteStore.ingest, fsynced; no HTTP, parsing or profiles), CPU`,
+          r.budget?.storeFloorUsPerRequest,
+          'the most Sluice may spend a request for ratio 0.5 (2 × no-op server + its load generator)',
+          r.budget?.sluiceUsPerRequest,
+        ),
       ],
       problems,
     }
@@ -159,20 +159,12 @@ const deliver: Scenario = {
           'POSTs/s',
           r,
         ),
-        {
-          figure:
-            'Floor: a bare POST plus recording it in the store alone (claim, outcome, attempt row, fsynced commit), CPU per delivery',
-          value: num(r.budget?.floorUs),
-          unit: 'µs',
-          baseline: {
-            name: 'the most Sluice may spend a delivery for ratio 0.6, cores as busy as raw undici keeps them',
-            value: num(r.budget?.atRawCoresUs),
-            unit: 'µs',
-          },
-          ratio: ratioOf(num(r.budget?.floorUs), num(r.budget?.atRawCoresUs)),
-          goal: 'reported',
-          pass: null,
-        },
+        cpuAgainst(
+          'Floor: a bare POST plus recording it in the store alone (claim, outcome, attempt row, fsynced commit), CPU per delivery',
+          r.budget?.floorUs,
+          'the most Sluice may spend a delivery for ratio 0.6, cores as busy as raw undici keeps them',
+          r.budget?.atRawCoresUs,
+        ),
         {
           figure: `Latency p50, Tracking API ack → receipt, at ${rate}`,
           value: p50,
