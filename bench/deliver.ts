@@ -33,8 +33,8 @@ interface Rate {
   peakRssMb?: number
   /** raw-post: CPU time per request (its one thread). */
   cpuUsPerRequest?: number
-  /** drain-backlog: CPU time per delivery, of the main thread and of the whole process (with the store thread). */
-  cpuUsPerDelivery?: { mainThread: number; process: number }
+  /** drain-backlog: CPU time per delivery: main thread, whole process, and of the rest the store thread and V8's helpers. */
+  cpuUsPerDelivery?: { mainThread: number; process: number; storeThread?: number; v8Helpers?: number }
   /** The no-op receiver's CPU time per request it served meanwhile (its own process). */
   receiverCpuUsPerRequest?: number
 }
@@ -288,7 +288,7 @@ const table = [
     ? []
     : [
         // Both sides share two cores with the receiver, so CPU per request explains the rate ratio.
-        `CPU per request: raw undici ${rates.raw.cpuUsPerRequest} µs (receiver ${rates.raw.receiverCpuUsPerRequest} µs); Sluice main thread ${rates.sluice.cpuUsPerDelivery?.mainThread} µs, whole process (with the store thread) ${rates.sluice.cpuUsPerDelivery?.process} µs (receiver ${rates.sluice.receiverCpuUsPerRequest} µs). Cores busy (rate × sender and receiver CPU per request): raw ${result.raw.coresBusy}, Sluice ${result.sluice.coresBusy}.`,
+        `CPU per request: raw undici ${rates.raw.cpuUsPerRequest} µs (receiver ${rates.raw.receiverCpuUsPerRequest} µs); Sluice main thread ${rates.sluice.cpuUsPerDelivery?.mainThread} µs, whole process ${rates.sluice.cpuUsPerDelivery?.process} µs (store thread ${rates.sluice.cpuUsPerDelivery?.storeThread ?? '—'}, V8 helpers ${rates.sluice.cpuUsPerDelivery?.v8Helpers ?? '—'}; receiver ${rates.sluice.receiverCpuUsPerRequest} µs). Cores busy (rate × sender and receiver CPU per request): raw ${result.raw.coresBusy}, Sluice ${result.sluice.coresBusy}.`,
         `Budget for ratio 0.6: Sluice at most ${budget.atRawCoresUs} µs of process CPU a delivery with the cores as busy as raw undici keeps them (${budget.atTwoCoresUs} µs with both wholly busy); a bare POST (${rates.raw.cpuUsPerRequest} µs) plus recording it in the store alone (${storeFloor?.cpuUs} µs: claim, outcome, attempt row, ${storeFloor?.perCommit}-delivery fsynced commits) is ${budget.floorUs} µs.`,
       ]),
   `Latency is measured after a ${warmupSeconds} s warm-up at the same rate; the warm-up's own p99 (cold start) was ${latency.coldP99.toFixed(1)} ms.`,
