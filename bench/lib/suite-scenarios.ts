@@ -67,6 +67,19 @@ function cpuAgainst(figure: string, value: unknown, baselineName: string, baseli
   }
 }
 
+/** A durable delivery loop's rate against raw undici in the same rounds (reported, not goal-bound). */
+function floorRate(figure: string, floor: any): Figure {
+  return {
+    figure,
+    value: num(floor?.perSecond),
+    unit: 'POSTs/s',
+    baseline: { name: 'raw undici POSTs, same round', value: num(floor?.rawPerSecond), unit: 'POSTs/s' },
+    ratio: num(floor?.ratio),
+    goal: 'reported',
+    pass: null,
+  }
+}
+
 const ingest: Scenario = {
   id: 'ingest',
   title: 'Ingest',
@@ -129,7 +142,7 @@ const deliver: Scenario = {
   title: 'Delivery and latency',
   script: 'deliver.ts',
   result: 'deliver',
-  timeoutMs: (quick) => (quick ? 60_000 : 300_000),
+  timeoutMs: (quick) => (quick ? 90_000 : 600_000),
   summarize(r) {
     const sluice = num(r.sluice?.perSecond)
     const raw = num(r.raw?.perSecond)
@@ -152,6 +165,14 @@ const deliver: Scenario = {
           goal: 'ratio ≥ 0.6',
           pass: atLeast(ratio, 0.6),
         },
+        floorRate(
+          "Floor: the engine's durable loop without its own work (no signing, retry rules, metrics), on Sluice's store",
+          r.floors?.sluiceStoreLoop,
+        ),
+        floorRate(
+          'Floor: the same durable loop on two bare tables with a due index, leases in memory (no Sluice code at all)',
+          r.floors?.bareTablesLoop,
+        ),
         metricsCost(
           'Delivery POSTs/s',
           num(r.metricsOn?.perSecond) ?? sluice,
