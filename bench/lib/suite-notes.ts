@@ -36,7 +36,9 @@ export const BOUNDS: Record<string, string> = {
     "0.98 in two runs, and 1.00 with prom-client's default collectors off; in those runs the first drain of ",
     'each pair was the slower one in 7 of 8 pairs, whichever side it was, so a 4- or 5-pair median moves by ',
     'several percent with the order and is not a resolved cost. Nothing in the metrics path changed since ',
-    'the runs that measured 0.97–1.01.',
+    'the runs that measured 0.97–1.01. **Plan:** more pairs, each after a throw-away drain, and, should the ',
+    "default collectors keep showing, the GC observer's cost per scavenge sampled (app/heap.ts keeps the ",
+    'young generation small, so scavenges are frequent).',
   ].join(''),
   isolation: [
     'Each destination has its own in-flight slots, its own claims and its own undici pool, so the',
