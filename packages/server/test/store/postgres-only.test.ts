@@ -246,13 +246,17 @@ describe('postgres store across processes', () => {
           if (claimed.length === 0) await sleep(2)
         }
       })()
-      await sleep(60)
-      // Alternate which parent goes first.
-      if (round % 2 === 0) await deleter.deleteSource(source.id)
-      else await deleter.deleteDestination(destination.id)
-      await sleep(60)
-      running = false
-      await Promise.all([ingesting, recording])
+      try {
+        await sleep(60)
+        // Alternate which parent goes first.
+        if (round % 2 === 0) await deleter.deleteSource(source.id)
+        else await deleter.deleteDestination(destination.id)
+        await sleep(60)
+      } finally {
+        // Even when a deletion fails: loops left running would spin on a closed store and hang the file.
+        running = false
+        await Promise.all([ingesting, recording])
+      }
       if (round % 2 === 1) await deleter.deleteSource(source.id)
     }
     const orphans = await withAdmin(async (admin) => {
@@ -284,6 +288,63 @@ describe('postgres store across processes', () => {
       attempts: 0,
     })
     assert.ok((await writer.countMessages()) > 0, 'the kept sources kept their messages')
+  })
+
+  test('deleting a source or destination whose deliveries another process is recording: a deadlock is retried, not reported', async () => {
+    const store = await handle()
+    for (const kind of ['source', 'destination'] as const) {
+      const source = await store.createSource({ name: `deadlock-${kind}`, enabled: true })
+      const destination = await store.createDestination({
+        name: `deadlock-${kind}`,
+        type: 'webhooks',
+        enabled: true,
+        sourceIds: [source.id],
+        settings: { webhooks: [{ url: 'https://example.com/', headers: {} }], sharedSecret: null },
+      })
+      await store.ingest([message(source, 'a'), message(source, 'b'), message(source, 'c')])
+      const parent =
+        kind === 'source'
+          ? { table: 'sources', id: source.id }
+          : { table: 'destinations', id: destination.id }
+      const result = await withAdmin(async (admin) => {
+        await admin.query(`SET search_path = ${schema}`)
+        // Another process's outcome commit holds one of the deliveries...
+        await admin.query('BEGIN')
+        await admin.query(
+          'SELECT id FROM deliveries WHERE destination_id = $1 ORDER BY id LIMIT 1 FOR UPDATE',
+          [destination.id],
+        )
+        const deleting = (
+          kind === 'source' ? store.deleteSource(source.id) : store.deleteDestination(destination.id)
+        ).then(
+          (deleted) => ({ deleted }),
+          (error: unknown) => ({ error }),
+        )
+        // ...the deletion, having removed its parent row, waits for that delivery...
+        assert.ok(
+          await until(async () => {
+            const waiting = await admin.query(
+              "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND pid <> pg_backend_pid()",
+            )
+            return (waiting.rowCount ?? 0) > 0
+          }),
+          'the deletion waits for the locked delivery',
+        )
+        // ...and the other process now needs the parent row: a cycle, which PostgreSQL breaks by
+        // aborting the deletion (its wait began first, so its deadlock check runs first).
+        await admin.query(`SELECT 1 FROM ${parent.table} WHERE id = $1 FOR KEY SHARE`, [parent.id])
+        await admin.query('ROLLBACK')
+        return deleting
+      })
+      assert.deepEqual(result, { deleted: true }, `deleting the ${kind} succeeds after the deadlock`)
+      if (kind === 'source') {
+        assert.equal(await store.getSource(source.id), null)
+        assert.equal(await store.countMessages(source.id), 0)
+      } else {
+        assert.equal(await store.getDestination(destination.id), null)
+        assert.equal(await store.countDeliveries({ destinationId: destination.id }), 0)
+      }
+    }
   })
 
   test('a write key rotated or a source disabled by one process stops working in the others at once', async () => {

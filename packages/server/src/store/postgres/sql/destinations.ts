@@ -56,18 +56,21 @@ export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
         return true
       }),
     // Deliveries and attempts have no FKs (see 001_init.sql): removed here, in order (as for sources).
+    // As deleting a source: locking its deliveries may deadlock with outcome commits; run again if so.
     delete: (id) =>
-      db.transaction(async (client) => {
-        await client.query('SET LOCAL statement_timeout = 0') // as deleting a source: may be millions of rows
-        const gone = await client.query('DELETE FROM destinations WHERE id = $1', [pgText(id)])
-        if ((gone.rowCount ?? 0) === 0) return false
-        await client.query(
-          'WITH locked AS (SELECT id FROM deliveries WHERE destination_id = $1 FOR UPDATE) SELECT count(*) FROM locked',
-          [pgText(id)],
-        )
-        await client.query('DELETE FROM attempts WHERE destination_id = $1', [pgText(id)])
-        await client.query('DELETE FROM deliveries WHERE destination_id = $1', [pgText(id)])
-        return true
-      }),
+      db.retrying(() =>
+        db.transaction(async (client) => {
+          await client.query('SET LOCAL statement_timeout = 0') // as deleting a source: may be millions of rows
+          const gone = await client.query('DELETE FROM destinations WHERE id = $1', [pgText(id)])
+          if ((gone.rowCount ?? 0) === 0) return false
+          await client.query(
+            'WITH locked AS (SELECT id FROM deliveries WHERE destination_id = $1 FOR UPDATE) SELECT count(*) FROM locked',
+            [pgText(id)],
+          )
+          await client.query('DELETE FROM attempts WHERE destination_id = $1', [pgText(id)])
+          await client.query('DELETE FROM deliveries WHERE destination_id = $1', [pgText(id)])
+          return true
+        }),
+      ),
   }
 }
