@@ -321,14 +321,23 @@ describe('postgres store across processes', () => {
           (error: unknown) => ({ error }),
         )
         // ...the deletion, having removed its parent row, waits for that delivery...
-        assert.ok(
-          await until(async () => {
-            const waiting = await admin.query(
-              "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%' AND pid <> pg_backend_pid()",
+        let settled: unknown
+        void deleting.then((outcome) => {
+          settled = outcome
+        })
+        // Whoever waits for this transaction can only be the deletion (nothing else touches these rows).
+        const waitingForUs = async () =>
+          (
+            await admin.query(
+              'SELECT wait_event_type, wait_event FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
             )
-            return (waiting.rowCount ?? 0) > 0
-          }),
-          'the deletion waits for the locked delivery',
+          ).rows
+        const waitingForTheDelivery = await until(
+          async () => settled !== undefined || (await waitingForUs()).length > 0,
+        )
+        assert.ok(
+          waitingForTheDelivery && settled === undefined,
+          `the deletion waits for the locked delivery; it ${settled === undefined ? 'is not seen waiting' : `ended: ${JSON.stringify(settled)}`}`,
         )
         // ...and the other process now needs the parent row: a cycle, which PostgreSQL breaks by
         // aborting the deletion (its wait began first, so its deadlock check runs first).
