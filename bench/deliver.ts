@@ -63,13 +63,14 @@ function coresBusy(perSecond: number, senderUs: number | undefined, receiverUs: 
 /** The parties of the rate rounds: the baseline, Sluice, and the two floors of a durable loop. */
 type Party = 'raw' | 'sluice' | 'sluiceStoreLoop' | 'bareTablesLoop'
 const PARTIES: Party[] = ['raw', 'sluice', 'sluiceStoreLoop', 'bareTablesLoop']
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+const median = (values: number[]) => percentile(values, 0.5)
+/** One round: each party's rate, and each one's ratio to raw undici in the same round. */
+type Round = { rates: Record<Party, Rate>; ratios: Record<Exclude<Party, 'raw'>, number> }
 
 async function measureRates(): Promise<{
   raw: Rate
   sluice: Rate
-  /** Each round's rates, and their ratios to raw undici in the same round. */
-  rounds: { rates: Record<Party, Rate>; ratios: Record<Exclude<Party, 'raw'>, number> }[]
+  rounds: Round[]
   sluiceMetricsOff: Rate
   sluiceMetricsOn: Rate
 }> {
@@ -110,7 +111,7 @@ async function measureRates(): Promise<{
     }
     // Rounds of every party, each round in another order, so that a shared machine's slower spells
     // fall on all of them; a ratio is taken within its round, and the figure is the rounds' median.
-    const rounds: { rates: Record<Party, Rate>; ratios: Record<Exclude<Party, 'raw'>, number> }[] = []
+    const rounds: Round[] = []
     for (let round = 0; round < (quick ? 1 : 3); round++) {
       const rates = {} as Record<Party, Rate>
       for (let i = 0; i < PARTIES.length; i++) {

@@ -5,7 +5,8 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type AcceptedMessage, createSluice, loadConfig } from '@sluice/server'
+import { createSluice, loadConfig } from '@sluice/server'
+import { backlogMessages } from './backlog-messages.ts'
 import { measureThreadCpu } from './thread-cpu.ts'
 
 const round1 = (value: number) => Math.round(value * 10) / 10
@@ -32,28 +33,7 @@ const destination = await store.createDestination({
 })
 const now = Date.now()
 for (let offset = 0; offset < count; offset += 1_000) {
-  const messages: AcceptedMessage[] = []
-  for (let i = offset; i < Math.min(count, offset + 1_000); i++) {
-    const messageId = `drain-${i}`
-    messages.push({
-      sourceId: source.id,
-      messageId,
-      type: 'track',
-      receivedAt: now,
-      routeTo: ['webhooks'],
-      payloadJson: JSON.stringify({
-        type: 'track',
-        messageId,
-        userId: 'bench-user',
-        event: 'Order Completed',
-        properties: { total: 12.5, currency: 'EUR', items: 3 },
-        context: { library: { name: 'bench' }, ip: '127.0.0.1' },
-        timestamp: new Date(now).toISOString(),
-        receivedAt: new Date(now).toISOString(),
-      }),
-    })
-  }
-  await store.ingest(messages)
+  await store.ingest(backlogMessages(source.id, offset, Math.min(count, offset + 1_000), now))
 }
 const rss = process.memoryUsage().rss
 // CPU time, not wall time: the machine is shared, so a profile's "busy" time also counts the

@@ -1,8 +1,9 @@
 // PostgreSQL set-up for the benchmark: a throw-away database per measurement, and a delivery backlog
 // written straight through the store (so the delivery figure measures only the workers).
 import { randomBytes } from 'node:crypto'
-import { type AcceptedMessage, loadConfig, openStore, type Store } from '@sluice/server'
+import { loadConfig, openStore, type Store } from '@sluice/server'
 import pg from 'pg'
+import { backlogMessages } from './backlog-messages.ts'
 
 export const BENCH_DATABASE_URL =
   process.env.SLUICE_BENCH_DATABASE_URL ??
@@ -88,28 +89,7 @@ export async function seedBacklog(
   await store.updateDestination(destination.id, { enabled: true })
   const now = Date.now()
   for (let offset = 0; offset < count; offset += 2_000) {
-    const messages: AcceptedMessage[] = []
-    for (let i = offset; i < Math.min(count, offset + 2_000); i++) {
-      const messageId = `drain-${i}`
-      messages.push({
-        sourceId: source.id,
-        messageId,
-        type: 'track',
-        receivedAt: now,
-        routeTo: ['webhooks'],
-        payloadJson: JSON.stringify({
-          type: 'track',
-          messageId,
-          userId: 'bench-user',
-          event: 'Order Completed',
-          properties: { total: 12.5, currency: 'EUR', items: 3 },
-          context: { library: { name: 'bench' }, ip: '127.0.0.1' },
-          timestamp: new Date(now).toISOString(),
-          receivedAt: new Date(now).toISOString(),
-        }),
-      })
-    }
-    await store.ingest(messages)
+    await store.ingest(backlogMessages(source.id, offset, Math.min(count, offset + 2_000), now))
   }
   await store.updateDestination(destination.id, { enabled: false })
   return { store, destinationId: destination.id }

@@ -10,6 +10,7 @@
 //   commit (synchronous=FULL) — and the next claim, answered in the same reply.
 import { DatabaseSync } from 'node:sqlite'
 import { parentPort, workerData } from 'node:worker_threads'
+import { backlogPayload } from './backlog-messages.ts'
 
 const { path, count } = workerData as { path: string; count: number }
 const port = parentPort!
@@ -26,19 +27,7 @@ const seed = db.prepare(
 const seededAt = Date.now()
 const iso = new Date(seededAt).toISOString()
 db.exec('BEGIN')
-for (let id = 1; id <= count; id++) {
-  const body = {
-    type: 'track',
-    messageId: `drain-${id}`,
-    userId: 'bench-user',
-    event: 'Order Completed',
-    properties: { total: 12.5, currency: 'EUR', items: 3 },
-    context: { library: { name: 'bench' }, ip: '127.0.0.1' },
-    timestamp: iso,
-    receivedAt: iso,
-  }
-  seed.run(id, seededAt, JSON.stringify(body))
-}
+for (let id = 1; id <= count; id++) seed.run(id, seededAt, backlogPayload(`drain-${id}`, iso))
 db.exec('COMMIT')
 
 const due = db.prepare(

@@ -14,10 +14,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import type { AcceptedMessage, ClaimedDelivery, Store } from '@sluice/server'
+import type { ClaimedDelivery, Store } from '@sluice/server'
 import { Pool } from 'undici'
 import { SqliteStore } from '../../packages/server/src/store/sqlite/sqlite-store.ts'
 import { ThreadedSqliteStore } from '../../packages/server/src/store/sqlite/threaded-store.ts'
+import { backlogMessages } from './backlog-messages.ts'
 import { measureThreadCpu } from './thread-cpu.ts'
 
 interface Claimed {
@@ -62,28 +63,7 @@ async function sluiceStore(inline: boolean): Promise<FloorStore> {
   })
   const now = Date.now()
   for (let offset = 0; offset < count; offset += 1_000) {
-    const messages: AcceptedMessage[] = []
-    for (let i = offset; i < Math.min(count, offset + 1_000); i++) {
-      const messageId = `drain-${i}`
-      messages.push({
-        sourceId: source.id,
-        messageId,
-        type: 'track',
-        receivedAt: now,
-        routeTo: ['webhooks'],
-        payloadJson: JSON.stringify({
-          type: 'track',
-          messageId,
-          userId: 'bench-user',
-          event: 'Order Completed',
-          properties: { total: 12.5, currency: 'EUR', items: 3 },
-          context: { library: { name: 'bench' }, ip: '127.0.0.1' },
-          timestamp: new Date(now).toISOString(),
-          receivedAt: new Date(now).toISOString(),
-        }),
-      })
-    }
-    await store.ingest(messages)
+    await store.ingest(backlogMessages(source.id, offset, Math.min(count, offset + 1_000), now))
   }
   const asClaimed = (deliveries: ClaimedDelivery[] = []) =>
     deliveries.map((delivery) => ({ id: delivery.id, body: JSON.stringify(delivery.payload) }))
@@ -162,10 +142,7 @@ let claiming = false
 let recording = false
 let pending: Outcome[] = []
 let recorded = 0
-let finish: () => void = () => {}
-const finished = new Promise<void>((resolve) => {
-  finish = resolve
-})
+const { promise: finished, resolve: finish } = Promise.withResolvers<void>()
 
 const wanted = () => {
   const want = 2 * concurrency - inFlight - ready.length
