@@ -1,18 +1,22 @@
+import type { Session } from '@sluice/server/api'
 import { useMutation, useQuery } from '@tanstack/react-query'
 import { lazy, Suspense, useEffect, useState } from 'react'
-import { ApiError, api, get, type Session } from './api.ts'
+import { ApiError } from './api/client.ts'
+import { changes, queries } from './api/queries.ts'
 import { Access } from './pages/Access.tsx'
 import { Catalog } from './pages/Catalog.tsx'
 import { Destinations } from './pages/Destinations.tsx'
 import { DestinationView } from './pages/DestinationView.tsx'
-import { NotYet } from './pages/NotYet.tsx'
+import { NotFound } from './pages/NotFound.tsx'
 import { SignIn } from './pages/SignIn.tsx'
 import { Sources } from './pages/Sources.tsx'
 import { SourceView } from './pages/SourceView.tsx'
 import { WebhooksWizard } from './pages/WebhooksWizard.tsx'
 import { navigate, usePath } from './router.ts'
 import { SessionContext } from './session.ts'
-import { ErrorBox, Link, Loading } from './ui.tsx'
+import { Link } from './ui/content.tsx'
+import { ErrorBox } from './ui/errors.tsx'
+import { Loading } from './ui/lists.tsx'
 
 // Pages built later load on first visit, so that the first load stays small.
 const Privacy = lazy(() => import('./pages/Privacy.tsx').then((module) => ({ default: module.Privacy })))
@@ -32,7 +36,7 @@ const NAV = [
 ]
 
 export function App() {
-  const session = useQuery({ queryKey: ['session'], queryFn: () => get<Session>('/session') })
+  const session = useQuery(queries.session())
   if (session.isPending) return <Loading what="Sluice" />
   if (session.error instanceof ApiError && session.error.status === 401) return <SignIn />
   if (session.error) return <ErrorBox error={session.error} />
@@ -47,7 +51,7 @@ function Shell({ session }: { session: Session }) {
   const path = usePath()
   const [menuOpen, setMenuOpen] = useState(false)
   const signOut = useMutation({
-    mutationFn: () => api('DELETE', '/session'),
+    mutationFn: changes.signOut,
     // A fresh page load: nothing fetched while signed in stays in memory.
     onSuccess: () => window.location.assign('/'),
   })
@@ -131,6 +135,6 @@ function Page({ path }: { path: string }) {
     case 'access':
       return <Access />
     default:
-      return path === '/' ? null : <NotYet title="Page not found">There is no page at {path}.</NotYet>
+      return path === '/' ? null : <NotFound path={path} />
   }
 }

@@ -2,7 +2,7 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './App.tsx'
-import { ApiError } from './api.ts'
+import { ApiError } from './api/client.ts'
 import './styles.css'
 
 const queryClient = new QueryClient({

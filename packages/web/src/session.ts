@@ -1,5 +1,5 @@
+import type { Session } from '@sluice/server/api'
 import { createContext, useContext } from 'react'
-import type { Session } from './api.ts'
 
 export const SessionContext = createContext<Session>({ role: 'viewer', name: '' })
 

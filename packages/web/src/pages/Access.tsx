@@ -1,20 +1,27 @@
+import { TOKEN_ROLES, type TokenRole } from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
-import { type AccessToken, api, get } from '../api.ts'
-import { CopyButton, ErrorBox, formatTime, Loading, TextField } from '../ui.tsx'
+import { changes, keys, queries } from '../api/queries.ts'
+import { CopyButton, formatTime } from '../ui/content.tsx'
+import { ErrorBox } from '../ui/errors.tsx'
+import { Select, TextField } from '../ui/fields.tsx'
+import { ListStates } from '../ui/lists.tsx'
+
+/** The roles a new token may get; viewer, the least power, first and chosen. */
+const ROLES = ['viewer', ...TOKEN_ROLES.filter((role) => role !== 'viewer')] as const
 
 export function Access() {
   const queryClient = useQueryClient()
-  const tokens = useQuery({ queryKey: ['tokens'], queryFn: () => get<{ tokens: AccessToken[] }>('/tokens') })
+  const tokens = useQuery(queries.tokens())
   const [name, setName] = useState('')
-  const [role, setRole] = useState<'admin' | 'viewer'>('viewer')
+  const [role, setRole] = useState<TokenRole>('viewer')
   const create = useMutation({
-    mutationFn: () => api<AccessToken & { token: string }>('POST', '/tokens', { name, role }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['tokens'] }),
+    mutationFn: () => changes.createToken({ name, role }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.tokens }),
   })
   const revoke = useMutation({
-    mutationFn: (id: string) => api('DELETE', `/tokens/${id}`),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['tokens'] }),
+    mutationFn: changes.revokeToken,
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.tokens }),
   })
   const submit = (event: FormEvent) => {
     event.preventDefault()
@@ -28,15 +35,7 @@ export function Access() {
       </p>
       <form className="card inline-form" onSubmit={submit} aria-label="Create a token">
         <TextField label="Token name" value={name} onChange={setName} error={create.error} field="/name" />
-        <div className="field">
-          <label>
-            Role
-            <select value={role} onChange={(event) => setRole(event.target.value as 'admin' | 'viewer')}>
-              <option value="viewer">viewer</option>
-              <option value="admin">admin</option>
-            </select>
-          </label>
-        </div>
+        <Select label="Role" value={role} options={ROLES} onChange={setRole} />
         <button type="submit" disabled={create.isPending}>
           Create token
         </button>
@@ -52,10 +51,12 @@ export function Access() {
           </p>
         </div>
       )}
-      <ErrorBox error={tokens.error ?? revoke.error} />
-      {tokens.isPending ? (
-        <Loading what="tokens" />
-      ) : (
+      <ListStates
+        pending={tokens.isPending}
+        error={tokens.error ?? revoke.error}
+        items={tokens.data?.tokens}
+        what="tokens"
+      >
         <table>
           <caption className="visually-hidden">Access tokens</caption>
           <thead>
@@ -92,7 +93,7 @@ export function Access() {
             ))}
           </tbody>
         </table>
-      )}
+      </ListStates>
     </section>
   )
 }

@@ -1,32 +1,28 @@
+import type { Audience, Destination } from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, useState } from 'react'
-import { type Audience, api, type ComputedTrait, type Destination, get } from '../api.ts'
+import { useState } from 'react'
+import { changes, keys, queries } from '../api/queries.ts'
+import { AudienceForm } from '../components/AudienceForm.tsx'
+import { ComputationState } from '../components/ComputationState.tsx'
+import { ComputedTraitForm } from '../components/ComputedTraitForm.tsx'
+import { DestinationChoice } from '../components/DestinationChoice.tsx'
+import { ItemActions } from '../components/ItemActions.tsx'
+import { ProfileLookup } from '../components/ProfileLookup.tsx'
 import { useCanWrite } from '../session.ts'
-import { ErrorBox, formatTime, Link, Loading, StatusBadge, TableScroll, TextField } from '../ui.tsx'
-import { type Draft, emptyDraft, NodeEditor, toDefinition } from './AudienceBuilder.tsx'
-import { ComputedTraitForm } from './ComputedTraitForm.tsx'
-import { DestinationChoice } from './DestinationChoice.tsx'
-import { ItemActions } from './ItemActions.tsx'
-import { ProfileLookup } from './ProfileLookup.tsx'
+import { formatTime, Link } from '../ui/content.tsx'
+import { ErrorBox } from '../ui/errors.tsx'
+import { ListStates, TableScroll } from '../ui/lists.tsx'
 
 /** Audiences and computed traits: lists, creation, preview; and a profile looked up by user id. */
 export function Audiences() {
   const canWrite = useCanWrite()
   const audiences = useQuery({
-    queryKey: ['audiences'],
-    queryFn: () => get<{ audiences: Audience[] }>('/audiences'),
+    ...queries.audiences(),
     refetchInterval: (query) =>
       query.state.data?.audiences.some((audience) => audience.status === 'computing') ? 1_500 : 5_000,
   })
-  const traits = useQuery({
-    queryKey: ['computed-traits'],
-    queryFn: () => get<{ computedTraits: ComputedTrait[] }>('/computed-traits'),
-    refetchInterval: 5_000,
-  })
-  const destinations = useQuery({
-    queryKey: ['destinations'],
-    queryFn: () => get<{ destinations: Destination[] }>('/destinations'),
-  })
+  const traits = useQuery({ ...queries.computedTraits(), refetchInterval: 5_000 })
+  const destinations = useQuery(queries.destinations())
   const destinationList = destinations.data?.destinations ?? []
   return (
     <section>
@@ -35,12 +31,13 @@ export function Audiences() {
         An audience is the set of profiles a definition holds; destinations get an identify call with{' '}
         <code>{'{key: true}'}</code> when a user enters and <code>{'{key: false}'}</code> when they leave.
       </p>
-      <ErrorBox error={audiences.error} />
-      {audiences.isPending ? (
-        <Loading what="audiences" />
-      ) : audiences.data?.audiences.length === 0 ? (
-        <p className="card">No audiences yet.</p>
-      ) : (
+      <ListStates
+        pending={audiences.isPending}
+        error={audiences.error}
+        items={audiences.data?.audiences}
+        what="audiences"
+        empty={<p className="card">No audiences yet.</p>}
+      >
         <TableScroll label="Audience list">
           <table>
             <caption className="visually-hidden">Audiences</caption>
@@ -64,16 +61,17 @@ export function Audiences() {
             </tbody>
           </table>
         </TableScroll>
-      )}
+      </ListStates>
       {canWrite && <AudienceForm destinations={destinationList} />}
 
       <h2 className="spaced">Computed traits</h2>
-      <ErrorBox error={traits.error} />
-      {traits.isPending ? (
-        <Loading what="computed traits" />
-      ) : traits.data?.computedTraits.length === 0 ? (
-        <p className="card">No computed traits yet.</p>
-      ) : (
+      <ListStates
+        pending={traits.isPending}
+        error={traits.error}
+        items={traits.data?.computedTraits}
+        what="computed traits"
+        empty={<p className="card">No computed traits yet.</p>}
+      >
         <TableScroll label="Computed trait list">
           <table>
             <caption className="visually-hidden">Computed traits</caption>
@@ -102,7 +100,7 @@ export function Audiences() {
                   </td>
                   <td>{trait.event}</td>
                   <td>
-                    <StatusBadge status={trait.status} />
+                    <ComputationState status={trait.status} error={trait.error} />
                   </td>
                   <td>{destinationNames(trait.destinationIds, destinationList)}</td>
                   {canWrite && (
@@ -110,8 +108,9 @@ export function Audiences() {
                       <ItemActions
                         name={trait.name}
                         itemKey={trait.key}
-                        path={`/computed-traits/${trait.id}`}
-                        queryKey="computed-traits"
+                        rename={(name) => changes.updateComputedTrait(trait.id, { name })}
+                        remove={() => changes.deleteComputedTrait(trait.id)}
+                        queryKey={keys.computedTraits}
                         noun="computed trait"
                       />
                     </td>
@@ -121,7 +120,7 @@ export function Audiences() {
             </tbody>
           </table>
         </TableScroll>
-      )}
+      </ListStates>
       {canWrite && <ComputedTraitForm destinations={destinationList} />}
 
       <h2 className="spaced">Profile lookup</h2>
@@ -144,11 +143,10 @@ function AudienceRow({ audience, destinations }: { audience: Audience; destinati
   const queryClient = useQueryClient()
   const [editing, setEditing] = useState<string[] | null>(null)
   const update = useMutation({
-    mutationFn: (destinationIds: string[]) =>
-      api<Audience>('PATCH', `/audiences/${audience.id}`, { destinationIds }),
+    mutationFn: (destinationIds: string[]) => changes.updateAudience(audience.id, { destinationIds }),
     onSuccess: () => {
       setEditing(null)
-      return queryClient.invalidateQueries({ queryKey: ['audiences'] })
+      return queryClient.invalidateQueries({ queryKey: keys.audiences })
     },
   })
   return (
@@ -159,7 +157,7 @@ function AudienceRow({ audience, destinations }: { audience: Audience; destinati
           <code>{audience.key}</code>
         </td>
         <td>
-          <StatusBadge status={audience.status} />
+          <ComputationState status={audience.status} error={audience.error} />
         </td>
         <td className="num">{audience.size.toLocaleString()}</td>
         <td>{formatTime(audience.lastSyncAt)}</td>
@@ -181,8 +179,9 @@ function AudienceRow({ audience, destinations }: { audience: Audience; destinati
             <ItemActions
               name={audience.name}
               itemKey={audience.key}
-              path={`/audiences/${audience.id}`}
-              queryKey="audiences"
+              rename={(name) => changes.updateAudience(audience.id, { name })}
+              remove={() => changes.deleteAudience(audience.id)}
+              queryKey={keys.audiences}
               noun="audience"
             />
           </td>
@@ -218,111 +217,5 @@ function AudienceRow({ audience, destinations }: { audience: Audience; destinati
         </tr>
       )}
     </>
-  )
-}
-
-function AudienceForm({ destinations }: { destinations: Destination[] }) {
-  const queryClient = useQueryClient()
-  const [name, setName] = useState('')
-  const [draft, setDraft] = useState<Draft>(emptyDraft('all'))
-  const [destinationIds, setDestinationIds] = useState<string[]>([])
-  const [includeAnonymous, setIncludeAnonymous] = useState(false)
-  const previewed = JSON.stringify({ definition: toDefinition(draft), includeAnonymous })
-  const preview = useMutation({
-    mutationFn: (body: string) =>
-      api<{ size: number; sample: string[] }>('POST', '/audiences/preview', JSON.parse(body)),
-  })
-  // A preview of a definition since edited is not shown.
-  const shown = preview.variables === previewed ? preview.data : undefined
-  const save = useMutation({
-    mutationFn: () =>
-      api<Audience>('POST', '/audiences', {
-        name,
-        definition: toDefinition(draft),
-        destinationIds,
-        includeAnonymous,
-      }),
-    onSuccess: () => {
-      setName('')
-      setDraft(emptyDraft('all'))
-      setDestinationIds([])
-      preview.reset()
-      return queryClient.invalidateQueries({ queryKey: ['audiences'] })
-    },
-  })
-  const error = save.error ?? preview.error
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    preview.reset()
-    save.mutate()
-  }
-  return (
-    <form onSubmit={submit} className="card spaced" noValidate aria-labelledby="new-audience">
-      <h2 id="new-audience">New audience</h2>
-      <TextField
-        label="Audience name"
-        value={name}
-        onChange={setName}
-        error={error}
-        field="/name"
-        hint="Its key, the trait destinations get, is the name in snake_case."
-      />
-      <fieldset className="plain-fieldset">
-        <legend>Definition</legend>
-        <NodeEditor draft={draft} onChange={setDraft} at="/definition" label="1" error={error} />
-      </fieldset>
-      <label className="check">
-        <input
-          type="checkbox"
-          checked={includeAnonymous}
-          onChange={(event) => setIncludeAnonymous(event.target.checked)}
-        />{' '}
-        Include anonymous visitors (synced with their anonymousId)
-      </label>
-      <DestinationChoice
-        destinations={destinations}
-        chosen={destinationIds}
-        onChange={setDestinationIds}
-        error={error}
-      />
-      <ErrorBox error={error} fields={['/name', '/definition', '/destinationIds']} />
-      {shown && (
-        <div role="status" className="preview">
-          <p>
-            <strong>{shown.size.toLocaleString()}</strong> {shown.size === 1 ? 'profile' : 'profiles'} now.
-          </p>
-          {shown.sample.length > 0 && (
-            <ul aria-label="Sample profiles" className="plain">
-              {shown.sample.map((id) => (
-                <li key={id}>
-                  <code>{id}</code>
-                </li>
-              ))}
-            </ul>
-          )}
-        </div>
-      )}
-      {save.data && (
-        <p role="status" className="muted">
-          Audience {save.data.name} saved.
-        </p>
-      )}
-      <div className="row-actions">
-        <button
-          type="button"
-          className="secondary"
-          disabled={preview.isPending}
-          onClick={() => {
-            save.reset()
-            preview.mutate(previewed)
-          }}
-        >
-          Preview
-        </button>
-        <button type="submit" disabled={save.isPending}>
-          Save audience
-        </button>
-      </div>
-    </form>
   )
 }

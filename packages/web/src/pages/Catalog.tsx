@@ -1,4 +1,4 @@
-import { Link } from '../ui.tsx'
+import { Link } from '../ui/content.tsx'
 
 export function Catalog() {
   return (

@@ -1,17 +1,30 @@
+import {
+  DELIVERY_STATUSES,
+  type Delivery,
+  type DeliveryStatus,
+  MESSAGE_TYPES,
+  type MessageType,
+} from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
-import { api, type Delivery, type DeliveryRequest, type Destination, get } from '../api.ts'
+import { changes, keys, queries } from '../api/queries.ts'
+import { DeliveryCharts } from '../components/DeliveryCharts.tsx'
+import { TestEvent } from '../components/TestEvent.tsx'
 import { useCanWrite } from '../session.ts'
-import { CodeBlock, ErrorBox, FieldError, formatTime, Link, Loading, StatusBadge, TextField } from '../ui.tsx'
-import { DeliveryCharts } from './DeliveryChart.tsx'
-import { TestEvent } from './TestEvent.tsx'
+import { CodeBlock, formatTime, Link, StatusBadge } from '../ui/content.tsx'
+import { ErrorBox, FieldError } from '../ui/errors.tsx'
+import { Select, TextField } from '../ui/fields.tsx'
+import { ListStates, Loading } from '../ui/lists.tsx'
 
-const STATUSES = ['', 'pending', 'retrying', 'delivered', 'failed']
-const TYPES = ['', 'track', 'identify', 'page', 'screen', 'group', 'alias']
+/** Filter choices; the empty one is "Any". */
+const STATUSES = ['', ...DELIVERY_STATUSES] as const
+/** Track, the commonest call, first. */
+const TYPES = ['', 'track', ...MESSAGE_TYPES.filter((type) => type !== 'track')] as const
+const anyWhenEmpty = (option: string) => option || 'Any'
 
 interface Filters {
-  status: string
-  type: string
+  status: DeliveryStatus | ''
+  type: MessageType | ''
   userId: string
   since: string
   until: string
@@ -25,14 +38,10 @@ function isoFromLocal(value: string): string | undefined {
 export function DestinationView({ id }: { id: string }) {
   const canWrite = useCanWrite()
   const queryClient = useQueryClient()
-  const destination = useQuery({
-    queryKey: ['destinations', id],
-    queryFn: () => get<Destination>(`/destinations/${id}`),
-    refetchInterval: 5_000,
-  })
+  const destination = useQuery({ ...queries.destination(id), refetchInterval: 5_000 })
   const toggle = useMutation({
-    mutationFn: (enabled: boolean) => api<Destination>('PATCH', `/destinations/${id}`, { enabled }),
-    onSuccess: (updated) => queryClient.setQueryData(['destinations', id], updated),
+    mutationFn: (enabled: boolean) => changes.updateDestination(id, { enabled }),
+    onSuccess: (updated) => queryClient.setQueryData(keys.destination(id), updated),
   })
   if (destination.isPending) return <Loading what="the destination" />
   if (destination.error) return <ErrorBox error={destination.error} />
@@ -70,7 +79,8 @@ export function DestinationView({ id }: { id: string }) {
               <code>{webhook.url}</code>
               {Object.entries(webhook.headers).map(([name, value]) => (
                 <span key={name} className="header-pill">
-                  {name}: {value}
+                  {/* Typed unknown: the response types drop a map's value type (headers are strings). */}
+                  {name}: {String(value)}
                 </span>
               ))}
             </li>
@@ -98,38 +108,46 @@ function Deliveries({ destinationId }: { destinationId: string }) {
   const [filters, setFilters] = useState<Filters>({ status: '', type: '', userId: '', since: '', until: '' })
   const [selected, setSelected] = useState<number | null>(null)
   const [replaySince, setReplaySince] = useState('')
-  const query = new URLSearchParams({ limit: '50' })
-  if (filters.status) query.set('status', filters.status)
-  if (filters.type) query.set('type', filters.type)
-  if (filters.userId.trim()) query.set('userId', filters.userId.trim())
-  const since = isoFromLocal(filters.since)
-  const until = isoFromLocal(filters.until)
-  if (since) query.set('since', since)
-  if (until) query.set('until', until)
   const deliveries = useQuery({
-    queryKey: ['deliveries', destinationId, query.toString()],
-    queryFn: () => get<{ deliveries: Delivery[] }>(`/destinations/${destinationId}/deliveries?${query}`),
+    ...queries.deliveries(destinationId, {
+      limit: 50,
+      status: filters.status || undefined,
+      type: filters.type || undefined,
+      userId: filters.userId.trim() || undefined,
+      since: isoFromLocal(filters.since),
+      until: isoFromLocal(filters.until),
+    }),
     refetchInterval: 3_000,
   })
   const replayAll = useMutation({
-    mutationFn: () => {
-      const at = isoFromLocal(replaySince)
-      return api<{ replayed: number }>(
-        'POST',
-        `/destinations/${destinationId}/replay?status=failed${at ? `&since=${encodeURIComponent(at)}` : ''}`,
-      )
-    },
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['deliveries', destinationId] }),
+    mutationFn: () =>
+      changes.replayDeliveries(destinationId, { status: 'failed', since: isoFromLocal(replaySince) }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.deliveries(destinationId) }),
   })
-  const set = (key: keyof Filters) => (value: string) => setFilters({ ...filters, [key]: value })
+  const set =
+    <Key extends keyof Filters>(key: Key) =>
+    (value: Filters[Key]) =>
+      setFilters({ ...filters, [key]: value })
   const list = deliveries.data?.deliveries ?? []
   const current = list.find((delivery) => delivery.id === selected)
   return (
     <div className="card">
       <h2>Deliveries</h2>
       <form className="filters" aria-label="Filter deliveries" onSubmit={(event) => event.preventDefault()}>
-        <Select label="Status" value={filters.status} options={STATUSES} onChange={set('status')} />
-        <Select label="Type" value={filters.type} options={TYPES} onChange={set('type')} />
+        <Select
+          label="Status"
+          value={filters.status}
+          options={STATUSES}
+          optionLabel={anyWhenEmpty}
+          onChange={set('status')}
+        />
+        <Select
+          label="Type"
+          value={filters.type}
+          options={TYPES}
+          optionLabel={anyWhenEmpty}
+          onChange={set('type')}
+        />
         <TextField
           label="User ID"
           value={filters.userId}
@@ -165,11 +183,14 @@ function Deliveries({ destinationId }: { destinationId: string }) {
           replayed={replayAll.data?.replayed}
         />
       )}
-      {deliveries.isPending ? (
-        <Loading what="deliveries" />
-      ) : list.length === 0 ? (
-        <p className="muted">No deliveries match.</p>
-      ) : (
+      {/* Its error is shown above, with the filters it may be about. */}
+      <ListStates
+        pending={deliveries.isPending}
+        error={null}
+        items={list}
+        what="deliveries"
+        empty={<p className="muted">No deliveries match.</p>}
+      >
         <div className="deliveries">
           <table>
             <caption className="visually-hidden">Deliveries, newest first</caption>
@@ -202,7 +223,7 @@ function Deliveries({ destinationId }: { destinationId: string }) {
           </table>
           {current && <DeliveryDetail delivery={current} />}
         </div>
-      )}
+      </ListStates>
     </div>
   )
 }
@@ -238,38 +259,13 @@ function ReplayFailed(props: {
   )
 }
 
-function Select(props: {
-  label: string
-  value: string
-  options: string[]
-  onChange: (value: string) => void
-}) {
-  return (
-    <div className="field">
-      <label>
-        {props.label}
-        <select value={props.value} onChange={(event) => props.onChange(event.target.value)}>
-          {props.options.map((option) => (
-            <option key={option} value={option}>
-              {option || 'Any'}
-            </option>
-          ))}
-        </select>
-      </label>
-    </div>
-  )
-}
-
 function DeliveryDetail({ delivery }: { delivery: Delivery }) {
   const canWrite = useCanWrite()
   const queryClient = useQueryClient()
-  const request = useQuery({
-    queryKey: ['delivery-request', delivery.id],
-    queryFn: () => get<DeliveryRequest>(`/deliveries/${delivery.id}/request`),
-  })
+  const request = useQuery(queries.deliveryRequest(delivery.id))
   const replay = useMutation({
-    mutationFn: () => api<Delivery>('POST', `/deliveries/${delivery.id}/replay`),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['deliveries', delivery.destinationId] }),
+    mutationFn: () => changes.replayDelivery(delivery.id),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.deliveries(delivery.destinationId) }),
   })
   const final = delivery.status === 'failed' || delivery.status === 'delivered'
   let pretty = request.data?.body ?? ''

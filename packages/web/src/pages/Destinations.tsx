@@ -1,15 +1,12 @@
 import { useQuery } from '@tanstack/react-query'
-import { type Destination, get } from '../api.ts'
+import { queries } from '../api/queries.ts'
 import { useCanWrite } from '../session.ts'
-import { ErrorBox, Link, Loading } from '../ui.tsx'
+import { Link } from '../ui/content.tsx'
+import { ListStates } from '../ui/lists.tsx'
 
 export function Destinations() {
   const canWrite = useCanWrite()
-  const destinations = useQuery({
-    queryKey: ['destinations'],
-    queryFn: () => get<{ destinations: Destination[] }>('/destinations'),
-    refetchInterval: 5_000,
-  })
+  const destinations = useQuery({ ...queries.destinations(), refetchInterval: 5_000 })
   return (
     <section>
       <h1>Destinations</h1>
@@ -20,12 +17,13 @@ export function Destinations() {
           </Link>
         </p>
       )}
-      <ErrorBox error={destinations.error} />
-      {destinations.isPending ? (
-        <Loading what="destinations" />
-      ) : destinations.data?.destinations.length === 0 ? (
-        <p className="card">No destinations yet.</p>
-      ) : (
+      <ListStates
+        pending={destinations.isPending}
+        error={destinations.error}
+        items={destinations.data?.destinations}
+        what="destinations"
+        empty={<p className="card">No destinations yet.</p>}
+      >
         <table>
           <caption className="visually-hidden">Destinations with their delivery counts</caption>
           <thead>
@@ -57,7 +55,7 @@ export function Destinations() {
             ))}
           </tbody>
         </table>
-      )}
+      </ListStates>
     </section>
   )
 }

@@ -1,18 +1,20 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, useId, useState } from 'react'
 import {
-  ApiError,
-  api,
-  type Destination,
-  get,
+  type CreateRegulationBody,
   REGULATION_TYPES,
-  type Regulation,
+  type RegulationStatus,
   type RegulationType,
   type Source,
   type Suppression,
-} from '../api.ts'
+} from '@sluice/server/api'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { type FormEvent, useId, useState } from 'react'
+import { errorConcerns } from '../api/client.ts'
+import { changes, keys, queries } from '../api/queries.ts'
 import { useCanWrite } from '../session.ts'
-import { ErrorBox, FieldError, formatTime, Loading, StatusBadge, TableScroll } from '../ui.tsx'
+import { formatTime, StatusBadge } from '../ui/content.tsx'
+import { ErrorBox, FieldError } from '../ui/errors.tsx'
+import { CheckboxList, SelectField } from '../ui/fields.tsx'
+import { ListStates, TableScroll } from '../ui/lists.tsx'
 
 const TYPE_LABELS: Record<RegulationType, string> = {
   DELETE_ONLY: 'Delete: erase stored calls and notify destinations',
@@ -21,28 +23,20 @@ const TYPE_LABELS: Record<RegulationType, string> = {
   UNSUPPRESS: 'Unsuppress: accept their calls again',
 }
 
-const FINAL = new Set(['FINISHED', 'PARTIAL_SUCCESS', 'FAILED'])
+const FINAL: ReadonlySet<RegulationStatus> = new Set(['FINISHED', 'PARTIAL_SUCCESS', 'FAILED'])
 
 /** Deletion and suppression requests, followed per destination, and the users suppressed now. */
 export function Privacy() {
   const canWrite = useCanWrite()
-  const sources = useQuery({ queryKey: ['sources'], queryFn: () => get<{ sources: Source[] }>('/sources') })
-  const destinations = useQuery({
-    queryKey: ['destinations'],
-    queryFn: () => get<{ destinations: Destination[] }>('/destinations'),
-  })
+  const sources = useQuery(queries.sources())
+  const destinations = useQuery(queries.destinations())
   const regulations = useQuery({
-    queryKey: ['regulations'],
-    queryFn: () => get<{ regulations: Regulation[] }>('/regulations'),
+    ...queries.regulations(),
     // Follow requests until every one is final.
     refetchInterval: (query) =>
       query.state.data?.regulations.some((regulation) => !FINAL.has(regulation.status)) ? 1_500 : 10_000,
   })
-  const suppressions = useQuery({
-    queryKey: ['suppressions'],
-    queryFn: () => get<{ suppressions: Suppression[] }>('/suppressions'),
-    refetchInterval: 10_000,
-  })
+  const suppressions = useQuery({ ...queries.suppressions(), refetchInterval: 10_000 })
   const sourceName = (id: string) => sources.data?.sources.find((source) => source.id === id)?.name ?? id
   const destinationName = (id: string) =>
     destinations.data?.destinations.find((destination) => destination.id === id)?.name ?? id
@@ -57,12 +51,13 @@ export function Privacy() {
       {canWrite && <RequestForm sources={sources.data?.sources ?? []} />}
 
       <h2>Requests</h2>
-      <ErrorBox error={regulations.error} />
-      {regulations.isPending ? (
-        <Loading what="requests" />
-      ) : regulations.data?.regulations.length === 0 ? (
-        <p className="card">No requests yet.</p>
-      ) : (
+      <ListStates
+        pending={regulations.isPending}
+        error={regulations.error}
+        items={regulations.data?.regulations}
+        what="requests"
+        empty={<p className="card">No requests yet.</p>}
+      >
         <TableScroll label="Requests">
           <table>
             <caption className="visually-hidden">Requests, newest first</caption>
@@ -109,15 +104,16 @@ export function Privacy() {
             </tbody>
           </table>
         </TableScroll>
-      )}
+      </ListStates>
 
       <h2 className="spaced">Suppressed users</h2>
-      <ErrorBox error={suppressions.error} />
-      {suppressions.isPending ? (
-        <Loading what="suppressions" />
-      ) : suppressions.data?.suppressions.length === 0 ? (
-        <p className="card">No user is suppressed.</p>
-      ) : (
+      <ListStates
+        pending={suppressions.isPending}
+        error={suppressions.error}
+        items={suppressions.data?.suppressions}
+        what="suppressions"
+        empty={<p className="card">No user is suppressed.</p>}
+      >
         <table>
           <caption className="visually-hidden">Suppressed users</caption>
           <thead>
@@ -147,7 +143,7 @@ export function Privacy() {
             ))}
           </tbody>
         </table>
-      )}
+      </ListStates>
     </section>
   )
 }
@@ -155,12 +151,11 @@ export function Privacy() {
 function useCreateRegulation() {
   const queryClient = useQueryClient()
   return useMutation({
-    mutationFn: (body: { regulationType: RegulationType; subjectIds: string[]; sourceIds?: string[] }) =>
-      api<Regulation>('POST', '/regulations', body),
+    mutationFn: (body: CreateRegulationBody) => changes.createRegulation(body),
     onSuccess: () =>
       Promise.all([
-        queryClient.invalidateQueries({ queryKey: ['regulations'] }),
-        queryClient.invalidateQueries({ queryKey: ['suppressions'] }),
+        queryClient.invalidateQueries({ queryKey: keys.regulations }),
+        queryClient.invalidateQueries({ queryKey: keys.suppressions }),
       ]),
   })
 }
@@ -172,8 +167,7 @@ function RequestForm({ sources }: { sources: Source[] }) {
   const [sourceIds, setSourceIds] = useState<string[]>([])
   const id = useId()
   const error = create.error
-  const failed = (field: string) =>
-    error instanceof ApiError && (error.field === field || error.field?.startsWith(`${field}/`))
+  const usersFailed = errorConcerns(error, '/subjectIds')
   const submit = (event: FormEvent) => {
     event.preventDefault()
     const subjectIds = userIds
@@ -188,30 +182,23 @@ function RequestForm({ sources }: { sources: Source[] }) {
   return (
     <form onSubmit={submit} className="card" noValidate aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>New request</h2>
-      <div className="field">
-        <label htmlFor={`${id}-type`}>Request type</label>
-        <select
-          id={`${id}-type`}
-          value={type}
-          aria-invalid={failed('/regulationType') || undefined}
-          onChange={(event) => setType(event.target.value as RegulationType)}
-        >
-          {REGULATION_TYPES.map((value) => (
-            <option key={value} value={value}>
-              {TYPE_LABELS[value]}
-            </option>
-          ))}
-        </select>
-        <FieldError error={error} field="/regulationType" />
-      </div>
+      <SelectField
+        label="Request type"
+        value={type}
+        options={REGULATION_TYPES}
+        optionLabel={(value) => TYPE_LABELS[value]}
+        onChange={setType}
+        error={error}
+        field="/regulationType"
+      />
       <div className="field">
         <label htmlFor={`${id}-users`}>User IDs</label>
         <textarea
           id={`${id}-users`}
           rows={4}
           value={userIds}
-          aria-invalid={failed('/subjectIds') || undefined}
-          aria-describedby={`${id}-users-hint${failed('/subjectIds') ? ` ${id}-users-error` : ''}`}
+          aria-invalid={usersFailed || undefined}
+          aria-describedby={`${id}-users-hint${usersFailed ? ` ${id}-users-error` : ''}`}
           onChange={(event) => setUserIds(event.target.value)}
         />
         <p className="hint" id={`${id}-users-hint`}>
@@ -219,27 +206,16 @@ function RequestForm({ sources }: { sources: Source[] }) {
         </p>
         <FieldError error={error} field="/subjectIds" id={`${id}-users-error`} />
       </div>
-      <fieldset className="plain-fieldset">
-        <legend>Sources</legend>
+      <CheckboxList
+        legend="Sources"
+        items={sources}
+        chosen={sourceIds}
+        onChange={setSourceIds}
+        error={error}
+        field="/sourceIds"
+      >
         <p className="hint">None checked: every source (for suppressions, future sources too).</p>
-        {sources.map((source) => (
-          <label key={source.id} className="check">
-            <input
-              type="checkbox"
-              checked={sourceIds.includes(source.id)}
-              onChange={(event) =>
-                setSourceIds(
-                  event.target.checked
-                    ? [...sourceIds, source.id]
-                    : sourceIds.filter((other) => other !== source.id),
-                )
-              }
-            />{' '}
-            {source.name}
-          </label>
-        ))}
-        <FieldError error={error} field="/sourceIds" />
-      </fieldset>
+      </CheckboxList>
       <ErrorBox error={error} fields={['/regulationType', '/subjectIds', '/sourceIds']} />
       {create.data && (
         <p role="status" className="muted">

@@ -1,4 +1,4 @@
-import { ProfileLookup } from './ProfileLookup.tsx'
+import { ProfileLookup } from '../components/ProfileLookup.tsx'
 
 /** A profile by user id or anonymous id, with its calls. */
 export function Profiles() {

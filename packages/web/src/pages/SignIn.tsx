@@ -1,14 +1,15 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
-import { api, type Session } from '../api.ts'
-import { ErrorBox, TextField } from '../ui.tsx'
+import { changes, keys } from '../api/queries.ts'
+import { ErrorBox } from '../ui/errors.tsx'
+import { TextField } from '../ui/fields.tsx'
 
 export function SignIn() {
   const [token, setToken] = useState('')
   const queryClient = useQueryClient()
   const signIn = useMutation({
-    mutationFn: () => api<Session>('POST', '/session', { token }),
-    onSuccess: (session) => queryClient.setQueryData(['session'], session),
+    mutationFn: () => changes.signIn({ token }),
+    onSuccess: (session) => queryClient.setQueryData(keys.session, session),
   })
   const submit = (event: FormEvent) => {
     event.preventDefault()

@@ -1,24 +1,22 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
-import { api, get, type Source } from '../api.ts'
+import { changes, keys, queries } from '../api/queries.ts'
+import { LiveDebugger } from '../components/LiveDebugger.tsx'
+import { SourceChart } from '../components/SourceChart.tsx'
 import { useCanWrite } from '../session.ts'
-import { CopyButton, ErrorBox, Link, Loading } from '../ui.tsx'
-import { LiveDebugger } from './LiveDebugger.tsx'
-import { SourceChart } from './SourceChart.tsx'
+import { CopyButton, Link } from '../ui/content.tsx'
+import { ErrorBox } from '../ui/errors.tsx'
+import { Loading } from '../ui/lists.tsx'
 
 export function SourceView({ id }: { id: string }) {
   const canWrite = useCanWrite()
   const queryClient = useQueryClient()
   const [shown, setShown] = useState(false)
-  const source = useQuery({
-    queryKey: ['sources', id],
-    queryFn: () => get<Source>(`/sources/${id}`),
-    refetchInterval: 5_000,
-  })
+  const source = useQuery({ ...queries.source(id), refetchInterval: 5_000 })
   const rotate = useMutation({
-    mutationFn: () => api<Source>('POST', `/sources/${id}/rotate-write-key`),
+    mutationFn: () => changes.rotateWriteKey(id),
     onSuccess: (updated) => {
-      queryClient.setQueryData(['sources', id], updated)
+      queryClient.setQueryData(keys.source(id), updated)
       setShown(true)
     },
   })
@@ -44,6 +42,10 @@ export function SourceView({ id }: { id: string }) {
         <div>
           <dt>Duplicates</dt>
           <dd>{data.stats.duplicates.toLocaleString()}</dd>
+        </div>
+        <div>
+          <dt>Suppressed</dt>
+          <dd>{data.stats.suppressed.toLocaleString()}</dd>
         </div>
         <div>
           <dt>Status</dt>

@@ -1,28 +1,28 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
-import { api, get, type Source } from '../api.ts'
+import { changes, keys, queries } from '../api/queries.ts'
 import { navigate } from '../router.ts'
 import { useCanWrite } from '../session.ts'
-import { ErrorBox, Link, Loading, TextField } from '../ui.tsx'
+import { Link } from '../ui/content.tsx'
+import { ErrorBox } from '../ui/errors.tsx'
+import { TextField } from '../ui/fields.tsx'
+import { ListStates } from '../ui/lists.tsx'
 
 export function Sources() {
   const canWrite = useCanWrite()
-  const sources = useQuery({
-    queryKey: ['sources'],
-    queryFn: () => get<{ sources: Source[] }>('/sources'),
-    refetchInterval: 5_000,
-  })
+  const sources = useQuery({ ...queries.sources(), refetchInterval: 5_000 })
   return (
     <section>
       <h1>Sources</h1>
       <p className="muted">Where calls come from. Each source has its own write key.</p>
       {canWrite && <CreateSource />}
-      <ErrorBox error={sources.error} />
-      {sources.isPending ? (
-        <Loading what="sources" />
-      ) : sources.data?.sources.length === 0 ? (
-        <p className="card">No sources yet{canWrite ? ': create one above.' : '.'}</p>
-      ) : (
+      <ListStates
+        pending={sources.isPending}
+        error={sources.error}
+        items={sources.data?.sources}
+        what="sources"
+        empty={<p className="card">No sources yet{canWrite ? ': create one above.' : '.'}</p>}
+      >
         <table>
           <caption className="visually-hidden">Sources with their counts</caption>
           <thead>
@@ -54,7 +54,7 @@ export function Sources() {
             ))}
           </tbody>
         </table>
-      )}
+      </ListStates>
     </section>
   )
 }
@@ -63,9 +63,9 @@ function CreateSource() {
   const [name, setName] = useState('')
   const queryClient = useQueryClient()
   const create = useMutation({
-    mutationFn: () => api<Source>('POST', '/sources', { name }),
+    mutationFn: () => changes.createSource({ name }),
     onSuccess: (source) => {
-      void queryClient.invalidateQueries({ queryKey: ['sources'] })
+      void queryClient.invalidateQueries({ queryKey: keys.sources })
       navigate(`/sources/${source.id}`)
     },
   })

@@ -1,9 +1,13 @@
+import type { SavedDestination } from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useId, useState } from 'react'
-import { api, type Destination, get, type Source } from '../api.ts'
+import { changes, keys, queries } from '../api/queries.ts'
+import { TestEvent } from '../components/TestEvent.tsx'
 import { useCanWrite } from '../session.ts'
-import { ErrorBox, FieldError, Link, Loading, TextField } from '../ui.tsx'
-import { TestEvent } from './TestEvent.tsx'
+import { Link } from '../ui/content.tsx'
+import { ErrorBox, FieldError } from '../ui/errors.tsx'
+import { CheckboxList, TextField } from '../ui/fields.tsx'
+import { Loading } from '../ui/lists.tsx'
 
 const MAX_URLS = 5
 
@@ -20,7 +24,7 @@ interface UrlRow {
 export function WebhooksWizard() {
   const canWrite = useCanWrite()
   const queryClient = useQueryClient()
-  const sources = useQuery({ queryKey: ['sources'], queryFn: () => get<{ sources: Source[] }>('/sources') })
+  const sources = useQuery(queries.sources())
   const [name, setName] = useState('Webhooks')
   const [sourceIds, setSourceIds] = useState<string[]>([])
   const [urls, setUrls] = useState<UrlRow[]>([{ url: '', headers: [] }])
@@ -28,7 +32,7 @@ export function WebhooksWizard() {
   const [enabled, setEnabled] = useState(true)
   const create = useMutation({
     mutationFn: () =>
-      api<Destination>('POST', '/destinations', {
+      changes.createDestination({
         name,
         type: 'webhooks',
         enabled,
@@ -43,7 +47,7 @@ export function WebhooksWizard() {
           sharedSecret: secret === '' ? null : secret,
         },
       }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['destinations'] }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.destinations }),
   })
   if (!canWrite)
     return <p className="card">Viewers cannot set up destinations. Sign in with an admin token.</p>
@@ -67,32 +71,22 @@ export function WebhooksWizard() {
           <legend>1. Name</legend>
           <TextField label="Destination name" value={name} onChange={setName} error={error} field="/name" />
         </fieldset>
-        <fieldset className="card">
-          <legend>2. Sources</legend>
+        <CheckboxList
+          legend="2. Sources"
+          className="card"
+          items={sources.data?.sources ?? []}
+          chosen={sourceIds}
+          onChange={setSourceIds}
+          error={error}
+          field="/sourceIds"
+        >
           {sources.isPending && <Loading what="sources" />}
           {sources.data?.sources.length === 0 && (
             <p>
               No sources yet: <Link to="/sources">create one</Link> first.
             </p>
           )}
-          {sources.data?.sources.map((source) => (
-            <label key={source.id} className="check">
-              <input
-                type="checkbox"
-                checked={sourceIds.includes(source.id)}
-                onChange={(event) =>
-                  setSourceIds(
-                    event.target.checked
-                      ? [...sourceIds, source.id]
-                      : sourceIds.filter((id) => id !== source.id),
-                  )
-                }
-              />{' '}
-              {source.name}
-            </label>
-          ))}
-          <FieldError error={error} field="/sourceIds" />
-        </fieldset>
+        </CheckboxList>
         <fieldset className="card">
           <legend>3. URLs (up to {MAX_URLS})</legend>
           {urls.map((row, index) => (
@@ -217,7 +211,7 @@ function UrlEditor(props: {
   )
 }
 
-function Created({ destination }: { destination: Destination }) {
+function Created({ destination }: { destination: SavedDestination }) {
   return (
     <section>
       <h1>Webhooks saved</h1>

@@ -1,7 +1,11 @@
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query'
-import { type FormEvent, useId, useState } from 'react'
-import { ApiError, get, type Profile, type ProfileEvent, type Source } from '../api.ts'
-import { CodeBlock, ErrorBox, formatTime, Loading, TableScroll, TextField } from '../ui.tsx'
+import { type FormEvent, useState } from 'react'
+import { ApiError } from '../api/client.ts'
+import { queries } from '../api/queries.ts'
+import { CodeBlock, formatTime } from '../ui/content.tsx'
+import { ErrorBox } from '../ui/errors.tsx'
+import { SelectField, TextField } from '../ui/fields.tsx'
+import { ListStates, Loading, TableScroll } from '../ui/lists.tsx'
 
 const IDENTITIES = [
   { param: 'userId', label: 'User ID' },
@@ -9,6 +13,9 @@ const IDENTITIES = [
 ] as const
 
 type Identity = (typeof IDENTITIES)[number]
+
+const byParam = (param: Identity['param']): Identity =>
+  IDENTITIES.find((each) => each.param === param) ?? IDENTITIES[0]
 
 const plural = (count: number, one: string, many: string) =>
   `${count.toLocaleString()} ${count === 1 ? one : many}`
@@ -31,7 +38,6 @@ function fromAddress(): { identity: Identity; value: string } {
  * and (`withEvents`) its calls, newest first, a page at a time.
  */
 export function ProfileLookup({ withEvents = false }: { withEvents?: boolean }) {
-  const id = useId()
   const initial = withEvents ? fromAddress() : { identity: IDENTITIES[0], value: '' }
   const [identity, setIdentity] = useState<Identity>(initial.identity)
   const [value, setValue] = useState(initial.value)
@@ -39,9 +45,7 @@ export function ProfileLookup({ withEvents = false }: { withEvents?: boolean }) 
     initial.value === '' ? null : initial,
   )
   const profile = useQuery({
-    queryKey: ['profile', looked?.identity.param, looked?.value],
-    queryFn: () =>
-      get<Profile>(`/profiles?${new URLSearchParams({ [looked!.identity.param]: looked!.value })}`),
+    ...queries.profile(looked === null ? {} : { [looked.identity.param]: looked.value }),
     enabled: looked !== null,
     retry: false,
   })
@@ -63,22 +67,13 @@ export function ProfileLookup({ withEvents = false }: { withEvents?: boolean }) 
   return (
     <div className="card">
       <form onSubmit={submit} className="inline-form" aria-label="Profile lookup">
-        <div className="field">
-          <label htmlFor={`${id}-by`}>Look up by</label>
-          <select
-            id={`${id}-by`}
-            value={identity.param}
-            onChange={(event) =>
-              setIdentity(IDENTITIES.find((each) => each.param === event.target.value) ?? IDENTITIES[0])
-            }
-          >
-            {IDENTITIES.map((each) => (
-              <option key={each.param} value={each.param}>
-                {each.label}
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField
+          label="Look up by"
+          value={identity.param}
+          options={IDENTITIES.map((each) => each.param)}
+          optionLabel={(param) => byParam(param).label}
+          onChange={(param) => setIdentity(byParam(param))}
+        />
         <TextField label={identity.label} value={value} onChange={setValue} />
         <button type="submit">Look up</button>
       </form>
@@ -122,35 +117,23 @@ export function ProfileLookup({ withEvents = false }: { withEvents?: boolean }) 
   )
 }
 
-interface EventPage {
-  events: ProfileEvent[]
-  nextCursor: number | null
-}
-
 /** The profile's calls, newest first; "Load older calls" fetches the next page. */
 function ProfileEvents({ profileId }: { profileId: string }) {
-  const sources = useQuery({ queryKey: ['sources'], queryFn: () => get<{ sources: Source[] }>('/sources') })
-  const events = useInfiniteQuery({
-    queryKey: ['profile-events', profileId],
-    queryFn: ({ pageParam }) =>
-      get<EventPage>(
-        `/profiles/${profileId}/events?limit=${EVENTS_PER_PAGE}${pageParam === null ? '' : `&before=${pageParam}`}`,
-      ),
-    initialPageParam: null as number | null,
-    getNextPageParam: (last) => last.nextCursor,
-  })
+  const sources = useQuery(queries.sources())
+  const events = useInfiniteQuery(queries.profileEvents(profileId, EVENTS_PER_PAGE))
   const sourceName = (sourceId: string) =>
     sources.data?.sources.find((source) => source.id === sourceId)?.name ?? sourceId
   const list = events.data?.pages.flatMap((page) => page.events) ?? []
   return (
     <>
       <h3>Calls</h3>
-      <ErrorBox error={events.error} />
-      {events.isPending ? (
-        <Loading what="the calls" />
-      ) : list.length === 0 ? (
-        <p className="muted">No calls stored for this profile.</p>
-      ) : (
+      <ListStates
+        pending={events.isPending}
+        error={events.error}
+        items={list}
+        what="the calls"
+        empty={<p className="muted">No calls stored for this profile.</p>}
+      >
         <TableScroll label="Calls of the profile">
           <table>
             <caption className="visually-hidden">Calls of the profile, newest first</caption>
@@ -192,7 +175,7 @@ function ProfileEvents({ profileId }: { profileId: string }) {
             </tbody>
           </table>
         </TableScroll>
-      )}
+      </ListStates>
       <div className="pager">
         <span className="muted" role="status">
           {plural(list.length, 'call', 'calls')} shown

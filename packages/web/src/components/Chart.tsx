@@ -1,41 +1,19 @@
-import { useQuery } from '@tanstack/react-query'
+/**
+ * A chart card's parts: the time ranges and their buttons, and the chart itself (uPlot, loaded only
+ * when a chart is shown).
+ */
 import { useEffect, useRef, useState } from 'react'
 import type uPlot from 'uplot'
-import { get } from '../api.ts'
-import { ErrorBox } from '../ui.tsx'
+import type { SeriesRange } from '../api/queries.ts'
 
-interface SeriesPoint {
-  at: string
-  succeeded: number
-  failed: number
-  latencyP50Ms: number | null
-  latencyP95Ms: number | null
-}
-
-export const RANGES = [
+export const RANGES: readonly SeriesRange[] = [
   { label: 'Last hour', spanMs: 3_600_000, stepSeconds: 60 },
   { label: 'Last day', spanMs: 86_400_000, stepSeconds: 900 },
   { label: 'Last week', spanMs: 7 * 86_400_000, stepSeconds: 3_600 },
 ]
 
-export type Range = (typeof RANGES)[number]
-
-/** A `…/stats/series` endpoint's points over `range`, refreshed every 30 s. */
-export function useSeries<Point>(path: string, range: Range) {
-  return useQuery({
-    queryKey: ['series', path, range.label],
-    queryFn: () => {
-      const to = Date.now()
-      const query = new URLSearchParams({
-        from: new Date(to - range.spanMs).toISOString(),
-        to: new Date(to).toISOString(),
-        step: String(range.stepSeconds),
-      })
-      return get<{ points: Point[] }>(`${path}/stats/series?${query}`)
-    },
-    refetchInterval: 30_000,
-  })
-}
+/** Charts fetch their points again this often. */
+export const SERIES_REFRESH_MS = 30_000
 
 /** The time range buttons of a chart card. */
 export function RangeChoice({
@@ -44,8 +22,8 @@ export function RangeChoice({
   onChange,
 }: {
   name: string
-  range: Range
-  onChange: (range: Range) => void
+  range: SeriesRange
+  onChange: (range: SeriesRange) => void
 }) {
   return (
     <fieldset className="ranges">
@@ -60,39 +38,7 @@ export function RangeChoice({
   )
 }
 
-/** Attempts and latency over time, from the series endpoint; uPlot is loaded only when a chart is shown. */
-export function DeliveryCharts({ destinationId }: { destinationId: string }) {
-  const [range, setRange] = useState(RANGES[0]!)
-  const series = useSeries<SeriesPoint>(`/destinations/${destinationId}`, range)
-  const points = series.data?.points ?? []
-  const times = points.map((point) => Date.parse(point.at) / 1000)
-  return (
-    <div className="card">
-      <h2>Over time</h2>
-      <RangeChoice name={`range-${destinationId}`} range={range} onChange={setRange} />
-      <ErrorBox error={series.error} />
-      <div className="charts">
-        <Chart
-          title="Attempts"
-          data={[times, points.map((p) => p.succeeded), points.map((p) => p.failed)]}
-          series={[
-            { label: 'Succeeded', stroke: '#1a7f37' },
-            { label: 'Failed', stroke: '#cf222e' },
-          ]}
-        />
-        <Chart
-          title="Latency (ms)"
-          data={[times, points.map((p) => p.latencyP50Ms), points.map((p) => p.latencyP95Ms)]}
-          series={[
-            { label: 'p50', stroke: '#0b5cad' },
-            { label: 'p95', stroke: '#8250df' },
-          ]}
-        />
-      </div>
-    </div>
-  )
-}
-
+/** A line chart of `data` (times first, then one row per series). */
 export function Chart(props: {
   title: string
   data: (number | null)[][]

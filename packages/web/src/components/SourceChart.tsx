@@ -1,16 +1,13 @@
+import { useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
-import { ErrorBox } from '../ui.tsx'
-import { Chart, RANGES, RangeChoice, useSeries } from './DeliveryChart.tsx'
-
-interface SourcePoint {
-  at: string
-  accepted: number
-}
+import { queries } from '../api/queries.ts'
+import { ErrorBox } from '../ui/errors.tsx'
+import { Chart, RANGES, RangeChoice, SERIES_REFRESH_MS } from './Chart.tsx'
 
 /** The calls a source stored over time (duplicates left out), from its series endpoint. */
 export function SourceChart({ sourceId }: { sourceId: string }) {
   const [range, setRange] = useState(RANGES[0]!)
-  const series = useSeries<SourcePoint>(`/sources/${sourceId}`, range)
+  const series = useQuery({ ...queries.sourceSeries(sourceId, range), refetchInterval: SERIES_REFRESH_MS })
   const points = series.data?.points ?? []
   const total = points.reduce((sum, point) => sum + point.accepted, 0)
   return (

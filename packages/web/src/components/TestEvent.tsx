@@ -1,18 +1,10 @@
 import { useMutation } from '@tanstack/react-query'
-import { api } from '../api.ts'
-import { ErrorBox } from '../ui.tsx'
-
-interface TestResult {
-  ok: boolean
-  messageId: string
-  results: { url: string; statusCode: number | null; errorText: string | null; latencyMs: number }[]
-}
+import { changes } from '../api/queries.ts'
+import { ErrorBox } from '../ui/errors.tsx'
 
 /** "Send test event": one sample track call to every URL now, with what each answered. */
 export function TestEvent({ destinationId }: { destinationId: string }) {
-  const send = useMutation({
-    mutationFn: () => api<TestResult>('POST', `/destinations/${destinationId}/test`),
-  })
+  const send = useMutation({ mutationFn: () => changes.sendTestEvent(destinationId) })
   return (
     <div className="test-event">
       <button type="button" className="secondary" disabled={send.isPending} onClick={() => send.mutate()}>

@@ -1,12 +1,6 @@
+import type { LiveCall } from '@sluice/server/api'
 import { useEffect, useRef, useState } from 'react'
-import { CodeBlock } from '../ui.tsx'
-
-interface LiveCall {
-  at: string
-  status: 'accepted' | 'rejected'
-  reason: string | null
-  call: Record<string, unknown> | unknown
-}
+import { CodeBlock } from '../ui/content.tsx'
 
 /** At most this many calls are kept on screen, newest first. */
 const KEEP = 200

@@ -1,7 +1,7 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { type QueryKey, useMutation, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
-import { api } from '../api.ts'
-import { ErrorBox, TextField } from '../ui.tsx'
+import { ErrorBox } from '../ui/errors.tsx'
+import { TextField } from '../ui/fields.tsx'
 
 /**
  * Rename and delete buttons of one audience or computed trait (admins only: the caller leaves them out
@@ -10,30 +10,33 @@ import { ErrorBox, TextField } from '../ui.tsx'
 export function ItemActions({
   name,
   itemKey,
-  path,
+  rename: renameTo,
+  remove: removeIt,
   queryKey,
   noun,
 }: {
   name: string
   itemKey: string
-  /** The resource, e.g. `/audiences/aud_…`. */
-  path: string
+  /** Renames it through the API. */
+  rename: (name: string) => Promise<unknown>
+  /** Deletes it through the API. */
+  remove: () => Promise<unknown>
   /** The list query to refresh after a change. */
-  queryKey: string
+  queryKey: QueryKey
   /** What it is, for the confirmation: "audience", "computed trait". */
   noun: string
 }) {
   const queryClient = useQueryClient()
   const [draft, setDraft] = useState<string | null>(null)
-  const refresh = () => queryClient.invalidateQueries({ queryKey: [queryKey] })
+  const refresh = () => queryClient.invalidateQueries({ queryKey })
   const rename = useMutation({
-    mutationFn: (newName: string) => api('PATCH', path, { name: newName }),
+    mutationFn: renameTo,
     onSuccess: () => {
       setDraft(null)
       return refresh()
     },
   })
-  const remove = useMutation({ mutationFn: () => api('DELETE', path), onSuccess: refresh })
+  const remove = useMutation({ mutationFn: removeIt, onSuccess: refresh })
   if (draft !== null) {
     return (
       <form

@@ -1,132 +1,26 @@
 /**
  * The audience definition as a tree of small forms: all/any groups, not, and the leaves (performed event,
- * trait, computed trait, in audience). Each node knows its JSON pointer, so the API's 400 is shown next
- * to the node it points at (e.g. `/definition/all/1/computedTrait`).
+ * trait, computed trait, in audience). The draft, its definition and every input's JSON pointer come
+ * from the model (model/audience-draft.ts), so the API's 400 is shown next to the input it points at
+ * (e.g. `/definition/all/1/computedTrait`).
  */
+import { COUNT_OPERATORS, WHERE_OPERATORS } from '@sluice/server/api'
 import { type ReactNode, useId } from 'react'
-import { ApiError, type AudienceNode } from '../api.ts'
-import { FieldError } from '../ui.tsx'
+import { errorConcerns } from '../api/client.ts'
+import {
+  DRAFT_KINDS,
+  type Draft,
+  emptyDraft,
+  emptyWhere,
+  KIND_LABELS,
+  pointers,
+  takesValue,
+  type WhereDraft,
+} from '../model/audience-draft.ts'
+import { FieldError } from '../ui/errors.tsx'
 
-export const COUNT_OPERATORS = ['=', '!=', '<', '<=', '>', '>='] as const
-export const WHERE_OPERATORS = [
-  '=',
-  '!=',
-  '<',
-  '<=',
-  '>',
-  '>=',
-  'contains',
-  'starts_with',
-  'ends_with',
-  'exists',
-  'not_exists',
-  'in',
-] as const
-
-export type Draft =
-  | { kind: 'all' | 'any'; children: Draft[] }
-  | { kind: 'not'; child: Draft }
-  | {
-      kind: 'event'
-      event: string
-      where: WhereDraft[]
-      countOp: string
-      countValue: string
-      withinDays: string
-    }
-  | { kind: 'trait' | 'computedTrait'; name: string; op: string; value: string }
-  | { kind: 'audience'; key: string }
-
-/** One `where` filter as typed: the value is parsed when the definition is built. */
-export interface WhereDraft {
-  property: string
-  op: string
-  value: string
-}
-
-type Kind = Draft['kind']
-
-const KIND_LABELS: Record<Kind, string> = {
-  all: 'All of',
-  any: 'Any of',
-  not: 'Not',
-  event: 'Performed event',
-  trait: 'Trait',
-  computedTrait: 'Computed trait',
-  audience: 'In audience',
-}
-
-export function emptyDraft(kind: Kind): Draft {
-  switch (kind) {
-    case 'all':
-    case 'any':
-      return { kind, children: [emptyDraft('event')] }
-    case 'not':
-      return { kind, child: emptyDraft('event') }
-    case 'event':
-      return { kind, event: '', where: [], countOp: '', countValue: '1', withinDays: '' }
-    case 'trait':
-    case 'computedTrait':
-      return { kind, name: '', op: '=', value: '' }
-    default:
-      return { kind: 'audience', key: '' }
-  }
-}
-
-/** A typed value: numbers, true/false and null as such, a comma-separated list for `in`, else text. */
-function parseValue(op: string, text: string): unknown {
-  if (op === 'exists' || op === 'not_exists') return undefined
-  if (op === 'in') return text.split(',').map((part) => parseValue('=', part.trim()))
-  const trimmed = text.trim()
-  if (trimmed !== '' && Number.isFinite(Number(trimmed))) return Number(trimmed)
-  if (trimmed === 'true' || trimmed === 'false') return trimmed === 'true'
-  if (trimmed === 'null') return null
-  return text
-}
-
-/** The filters as the API takes them; empty means none. */
-export function toWhere(where: WhereDraft[]): { property: string; op: string; value?: unknown }[] {
-  return where.map(({ property, op, value }) => {
-    const parsed = parseValue(op, value)
-    return { property: property.trim(), op, ...(parsed === undefined ? {} : { value: parsed }) }
-  })
-}
-
-/** Whole numbers stay numbers; anything else is sent as typed, for the API to point at. */
-function parseWhole(text: string): unknown {
-  const trimmed = text.trim()
-  return trimmed !== '' && Number.isFinite(Number(trimmed)) ? Number(trimmed) : trimmed
-}
-
-export function toDefinition(draft: Draft): AudienceNode {
-  switch (draft.kind) {
-    case 'all':
-      return { all: draft.children.map(toDefinition) }
-    case 'any':
-      return { any: draft.children.map(toDefinition) }
-    case 'not':
-      return { not: toDefinition(draft.child) }
-    case 'event':
-      return {
-        event: draft.event.trim(),
-        ...(draft.where.length === 0 ? {} : { where: toWhere(draft.where) }),
-        ...(draft.countOp === ''
-          ? {}
-          : { count: { op: draft.countOp, value: parseWhole(draft.countValue) } }),
-        ...(draft.withinDays.trim() === '' ? {} : { withinDays: parseWhole(draft.withinDays) }),
-      } as AudienceNode
-    case 'trait':
-      return { trait: draft.name.trim(), op: draft.op, value: parseValue(draft.op, draft.value) }
-    case 'computedTrait':
-      return { computedTrait: draft.name.trim(), op: draft.op, value: parseValue(draft.op, draft.value) }
-    default:
-      return { audience: draft.key.trim() }
-  }
-}
-
-function claims(error: unknown, field: string): boolean {
-  return error instanceof ApiError && (error.field === field || error.field?.startsWith(`${field}/`) === true)
-}
+/** The count choices; the empty one is "at least once". */
+const COUNT_CHOICES = ['', ...COUNT_OPERATORS] as const
 
 interface NodeProps {
   draft: Draft
@@ -142,7 +36,7 @@ interface NodeProps {
 export function NodeEditor({ draft, onChange, onRemove, at, label, error }: NodeProps) {
   const id = useId()
   return (
-    <fieldset className={`node node-${draft.kind}${claims(error, at) ? ' node-failed' : ''}`}>
+    <fieldset className={`node node-${draft.kind}${errorConcerns(error, at) ? ' node-failed' : ''}`}>
       <legend>Condition {label}</legend>
       <div className="node-head">
         <label htmlFor={`${id}-kind`} className="visually-hidden">
@@ -151,9 +45,10 @@ export function NodeEditor({ draft, onChange, onRemove, at, label, error }: Node
         <select
           id={`${id}-kind`}
           value={draft.kind}
-          onChange={(event) => onChange(emptyDraft(event.target.value as Kind))}
+          // The options are exactly the kinds.
+          onChange={(event) => onChange(emptyDraft(event.target.value as Draft['kind']))}
         >
-          {(Object.keys(KIND_LABELS) as Kind[]).map((kind) => (
+          {DRAFT_KINDS.map((kind) => (
             <option key={kind} value={kind}>
               {KIND_LABELS[kind]}
             </option>
@@ -175,7 +70,7 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
   switch (draft.kind) {
     case 'all':
     case 'any': {
-      const list = `${at}/${draft.kind}`
+      const list = pointers.group(at, draft.kind)
       return (
         <div className="node-children">
           {draft.children.map((child, index) => (
@@ -183,7 +78,7 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
               // biome-ignore lint/suspicious/noArrayIndexKey: a node's place in its group is its identity (and its pointer).
               key={index}
               draft={child}
-              at={`${list}/${index}`}
+              at={pointers.item(list, index)}
               label={`${label}.${index + 1}`}
               error={error}
               onChange={(changed) =>
@@ -213,21 +108,22 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
         <div className="node-children">
           <NodeEditor
             draft={draft.child}
-            at={`${at}/not`}
+            at={pointers.not(at)}
             label={`${label}.1`}
             error={error}
             onChange={(child) => onChange({ ...draft, child })}
           />
         </div>
       )
-    case 'event':
+    case 'event': {
+      const fields = pointers.event(at)
       return (
         <div className="node-fields">
           <NodeInput
             name="Event"
             label={`condition ${label}`}
             value={draft.event}
-            field={`${at}/event`}
+            field={fields.event}
             error={error}
             onChange={(event) => onChange({ ...draft, event })}
           />
@@ -235,9 +131,9 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
             name="Count"
             label={`condition ${label}`}
             value={draft.countOp}
-            options={['', ...COUNT_OPERATORS]}
+            options={COUNT_CHOICES}
             empty="at least once"
-            field={`${at}/count/op`}
+            field={fields.countOp}
             error={error}
             onChange={(countOp) => onChange({ ...draft, countOp })}
           />
@@ -247,7 +143,7 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
               label={`condition ${label}`}
               type="number"
               value={draft.countValue}
-              field={`${at}/count/value`}
+              field={fields.countValue}
               error={error}
               onChange={(countValue) => onChange({ ...draft, countValue })}
             />
@@ -257,28 +153,30 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
             label={`condition ${label}`}
             type="number"
             value={draft.withinDays}
-            field={`${at}/withinDays`}
+            field={fields.withinDays}
             error={error}
             onChange={(withinDays) => onChange({ ...draft, withinDays })}
           />
           <WhereEditor
             where={draft.where}
             onChange={(where) => onChange({ ...draft, where })}
-            at={`${at}/where`}
+            at={fields.where}
             context={`condition ${label}`}
             error={error}
           />
         </div>
       )
+    }
     case 'trait':
-    case 'computedTrait':
+    case 'computedTrait': {
+      const fields = pointers.comparison(at, draft.kind)
       return (
         <div className="node-fields">
           <NodeInput
             name={draft.kind === 'trait' ? 'Trait' : 'Computed trait key'}
             label={`condition ${label}`}
             value={draft.name}
-            field={`${at}/${draft.kind}`}
+            field={fields.name}
             error={error}
             onChange={(name) => onChange({ ...draft, name })}
           />
@@ -287,22 +185,23 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
             label={`condition ${label}`}
             value={draft.op}
             options={WHERE_OPERATORS}
-            field={`${at}/op`}
+            field={fields.op}
             error={error}
             onChange={(op) => onChange({ ...draft, op })}
           />
-          {draft.op !== 'exists' && draft.op !== 'not_exists' && (
+          {takesValue(draft.op) && (
             <NodeInput
               name="Value"
               label={`condition ${label}`}
               value={draft.value}
-              field={`${at}/value`}
+              field={fields.value}
               error={error}
               onChange={(value) => onChange({ ...draft, value })}
             />
           )}
         </div>
       )
+    }
     default:
       return (
         <div className="node-fields">
@@ -310,7 +209,7 @@ function NodeBody({ draft, onChange, at, label, error }: NodeProps) {
             name="Audience key"
             label={`condition ${label}`}
             value={draft.key}
-            field={`${at}/audience`}
+            field={pointers.audience(at)}
             error={error}
             onChange={(key) => onChange({ ...draft, key })}
           />
@@ -343,7 +242,7 @@ export function WhereEditor({
     <div className="where">
       {where.map((item, index) => {
         const label = `${context}, where ${index + 1}`
-        const field = `${at}/${index}`
+        const fields = pointers.where(at, index)
         return (
           // biome-ignore lint/suspicious/noArrayIndexKey: a filter's place in the list is its identity (and its pointer).
           <div className="where-row" key={index}>
@@ -351,7 +250,7 @@ export function WhereEditor({
               name="Where property"
               label={label}
               value={item.property}
-              field={`${field}/property`}
+              field={fields.property}
               error={error}
               onChange={(property) => change(index, { property })}
             />
@@ -360,16 +259,16 @@ export function WhereEditor({
               label={label}
               value={item.op}
               options={WHERE_OPERATORS}
-              field={`${field}/op`}
+              field={fields.op}
               error={error}
               onChange={(op) => change(index, { op })}
             />
-            {item.op !== 'exists' && item.op !== 'not_exists' && (
+            {takesValue(item.op) && (
               <NodeInput
                 name={item.op === 'in' ? 'Where values (comma-separated)' : 'Where value'}
                 label={label}
                 value={item.value}
-                field={`${field}/value`}
+                field={fields.value}
                 error={error}
                 onChange={(value) => change(index, { value })}
               />
@@ -382,7 +281,7 @@ export function WhereEditor({
             >
               Remove
             </button>
-            <FieldError error={error} field={field} exact />
+            <FieldError error={error} field={fields.filter} exact />
           </div>
         )
       })}
@@ -391,7 +290,7 @@ export function WhereEditor({
         type="button"
         className="secondary"
         aria-label={`Add where to ${context}`}
-        onClick={() => onChange([...where, { property: '', op: '=', value: '' }])}
+        onClick={() => onChange([...where, emptyWhere()])}
       >
         Add where
       </button>
@@ -429,7 +328,7 @@ function NodeField({
   control,
 }: InputProps & { control: (props: ControlProps) => ReactNode }) {
   const id = useId()
-  const failed = claims(error, field)
+  const failed = errorConcerns(error, field)
   return (
     <div className="field">
       <label htmlFor={id}>
@@ -452,14 +351,23 @@ function NodeInput({ type = 'text', ...props }: InputProps & { type?: string }) 
   return <NodeField {...props} control={(control) => <input type={type} {...control} />} />
 }
 
-function NodeSelect({
+function NodeSelect<Value extends string>({
   options,
   empty,
+  onChange,
   ...props
-}: InputProps & { options: readonly string[]; empty?: string }) {
+}: Omit<InputProps, 'value' | 'onChange'> & {
+  value: Value
+  options: readonly Value[]
+  /** What the empty option says. */
+  empty?: string
+  onChange: (value: Value) => void
+}) {
   return (
     <NodeField
       {...props}
+      // The options are exactly the values: the one chosen is a Value.
+      onChange={(value) => onChange(value as Value)}
       control={(control) => (
         <select {...control}>
           {options.map((option) => (
