@@ -1,5 +1,5 @@
 # Sluice: the server, the client library's build and the web app's build, on Node.js 24.
-# Build: docker build -t sluice .   Run: see docker-compose.yml and the README ("Operating Sluice").
+# Build: docker build -t sluice .   Run: see docker-compose.yml and docs/operations.md ("Container").
 
 # --- build: install every workspace (the install script builds the server and the web app), build the rest, then
 # drop the development dependencies so only what runs is copied on.

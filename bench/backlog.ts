@@ -143,6 +143,8 @@ const result = {
   pass: { peakRss: peakRssMb <= rssGoalMb, ratio: ratio >= 0.9 },
   problems,
 }
+/** What bench/results/backlog.json holds; the suite's figures are read from it (bench/lib/suite-scenarios.ts). */
+export type BacklogResult = typeof result
 const fmt = (n: number) => Math.round(n).toLocaleString('en')
 console.log(
   [

@@ -215,8 +215,21 @@ const out =
     ? resolve(process.argv[outArg + 1]!)
     : join(import.meta.dirname, 'results', quick ? 'client.quick.json' : 'client.json')
 await mkdir(dirname(out), { recursive: true })
-await writeFile(
-  out,
-  `${JSON.stringify({ date: new Date().toISOString(), machine: host, calls, flushAt, rounds, enqueueRounds, median: { sluice: ours, segment: peer }, ratios, goals, enqueueSpread, all, enqueueSamples }, null, 2)}\n`,
-)
+const result = {
+  date: new Date().toISOString(),
+  machine: host,
+  calls,
+  flushAt,
+  rounds,
+  enqueueRounds,
+  median: { sluice: ours, segment: peer },
+  ratios,
+  goals,
+  enqueueSpread,
+  all,
+  enqueueSamples,
+}
+/** What bench/results/client.json holds; the suite's figures are read from it (bench/lib/suite-scenarios.ts). */
+export type ClientResult = typeof result
+await writeFile(out, `${JSON.stringify(result, null, 2)}\n`)
 console.log(`\nWrote ${out}`)

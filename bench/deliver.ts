@@ -14,6 +14,7 @@ import {
   sendPaced,
   startRecordingReceiver,
 } from './lib/ack-to-receipt.ts'
+import type { SourceView } from './lib/api-views.ts'
 import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 import type { StoreFloor } from './lib/store-floor.ts'
 
@@ -185,9 +186,7 @@ async function measureLatency(): Promise<{
   try {
     const sources = (await (
       await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench' } })
-    ).json()) as {
-      sources: { id: string }[]
-    }
+    ).json()) as { sources: SourceView[] }
     const created = await fetch(`${base}/api/v1/destinations`, {
       method: 'POST',
       headers: { authorization: 'Bearer bench', 'content-type': 'application/json' },
@@ -351,6 +350,8 @@ const result = {
   },
   goals: { ratio: 0.6, p50Ms: 10, p99Ms: 10, metricsRatio: 0.97 },
 }
+/** What bench/results/deliver.json holds; the suite's figures are read from it (bench/lib/suite-scenarios.ts). */
+export type DeliverResult = typeof result
 const table = [
   `Delivery benchmark (${result.machine.cpus} CPU cores, ${result.machine.model}, Node ${result.machine.node}${quick ? ', quick' : ''})`,
   '',

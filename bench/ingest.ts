@@ -163,6 +163,8 @@ const result = {
   goal: 0.5,
   pass: ratio >= 0.5,
 }
+/** What bench/results/ingest.json holds; the suite's figures are read from it (bench/lib/suite-scenarios.ts). */
+export type IngestResult = typeof result
 
 const table = [
   `Ingest benchmark (${result.machine.cpus} CPU cores, ${result.machine.model}, Node ${result.machine.node}${quick ? ', quick' : ''})`,

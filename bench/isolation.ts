@@ -141,6 +141,8 @@ const result = {
   pass: ratio >= 0.9,
   problems,
 }
+/** What bench/results/isolation.json holds; the suite's figures are read from it (bench/lib/suite-scenarios.ts). */
+export type IsolationResult = typeof result
 console.log(
   [
     `Isolation benchmark (${result.machine.cpus} CPU cores, ${result.machine.model}, Node ${result.machine.node}${quick ? ', quick' : ''})`,

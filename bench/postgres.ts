@@ -232,6 +232,8 @@ const result = {
     scaling: ratio(delivery.postgres2.perSecond, delivery.postgres1.perSecond),
   },
 }
+/** What bench/results/postgres.json holds; the suite's figures are read from it (bench/lib/suite-scenarios.ts). */
+export type PostgresResult = typeof result
 
 const cpuText = (figure: Figure) =>
   figure.cpu.busy === null

@@ -8,6 +8,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { RegulationView, SuppressionView } from './lib/api-views.ts'
 import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
@@ -50,14 +51,15 @@ async function startSluice(): Promise<Server> {
   }
 }
 
-async function api(server: Server, method: string, path: string, body?: unknown): Promise<any> {
+/** A management API call; `View` is what the route answers (bench/lib/api-views.ts). */
+async function api<View>(server: Server, method: string, path: string, body?: unknown): Promise<View> {
   const response = await fetch(`${server.url}/api/v1${path}`, {
     method,
     headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   })
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`)
-  return response.json()
+  return (await response.json()) as View
 }
 
 const load = (server: Server, durationMs: number, userId = 'bench-user') =>
@@ -107,9 +109,16 @@ async function measureSuppression() {
   try {
     for (let at = 0; at < suppressedIds; at += 5_000) {
       const subjectIds = Array.from({ length: 5_000 }, (_, i) => `suppressed-${at + i}`)
-      await api(suppressing, 'POST', '/regulations', { regulationType: 'SUPPRESS_ONLY', subjectIds })
+      await api<RegulationView>(suppressing, 'POST', '/regulations', {
+        regulationType: 'SUPPRESS_ONLY',
+        subjectIds,
+      })
     }
-    const { suppressions } = await api(suppressing, 'GET', '/suppressions')
+    const { suppressions } = await api<{ suppressions: SuppressionView[] }>(
+      suppressing,
+      'GET',
+      '/suppressions',
+    )
     if (suppressions.length !== suppressedIds) throw new Error(`${suppressions.length} suppressions stored`)
     await load(plain, 500)
     await load(suppressing, 500)
@@ -159,18 +168,19 @@ async function measureErasure() {
     await load(server, 500, 'someone-else')
     const before = await load(server, roundMs, 'someone-else')
     const started = performance.now()
-    const { id } = await api(server, 'POST', '/regulations', {
+    const { id } = await api<RegulationView>(server, 'POST', '/regulations', {
       regulationType: 'DELETE_ONLY',
       subjectIds: ['erase-me'],
     })
     // One load run while the erasure goes on; it must still be going when the run ends, or the figure
     // would include time without erasure.
     const during = await load(server, roundMs, 'someone-else')
-    const stillErasing = (await api(server, 'GET', `/regulations/${id}`)).status !== 'FINISHED'
-    let regulation: any
+    const stillErasing =
+      (await api<RegulationView>(server, 'GET', `/regulations/${id}`)).status !== 'FINISHED'
+    let regulation: RegulationView
     do {
       await new Promise((resolve) => setTimeout(resolve, 200))
-      regulation = await api(server, 'GET', `/regulations/${id}`)
+      regulation = await api<RegulationView>(server, 'GET', `/regulations/${id}`)
     } while (regulation.status === 'INITIALIZED' || regulation.status === 'RUNNING')
     const erasureSeconds = (performance.now() - started) / 1000
     if (regulation.erased.messages !== erasedCalls) {
@@ -204,6 +214,8 @@ const result = {
   suppression,
   erasure,
 }
+/** What bench/results/privacy.json holds; the suite's figures are read from it (bench/lib/suite-scenarios.ts). */
+export type PrivacyResult = typeof result
 console.log(
   [
     `Privacy benchmark (${result.machine.cpus} CPU cores, Node ${result.machine.node}${quick ? ', quick' : ''})`,

@@ -16,6 +16,7 @@ import {
   sendPaced,
   startRecordingReceiver,
 } from './lib/ack-to-receipt.ts'
+import type { AudienceView, ComputedTraitView, DestinationView, SourceView } from './lib/api-views.ts'
 import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
@@ -53,9 +54,7 @@ async function startSluice(): Promise<Started> {
   const base = match[1]!
   const sources = (await (
     await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench' } })
-  ).json()) as {
-    sources: { id: string }[]
-  }
+  ).json()) as { sources: SourceView[] }
   return {
     base,
     writeKey: match[2]!,
@@ -67,14 +66,15 @@ async function startSluice(): Promise<Started> {
   }
 }
 
-async function api(base: string, path: string, body: unknown): Promise<{ id: string }> {
+/** Creates a resource through the management API; `View` is what the route answers (bench/lib/api-views.ts). */
+async function api<View>(base: string, path: string, body: unknown): Promise<View> {
   const response = await fetch(`${base}/api/v1${path}`, {
     method: 'POST',
     headers: { authorization: 'Bearer bench', 'content-type': 'application/json' },
     body: JSON.stringify(body),
   })
   if (response.status !== 201) throw new Error(`POST ${path} failed: ${await response.text()}`)
-  return (await response.json()) as { id: string }
+  return (await response.json()) as View
 }
 
 /** 20 computed traits and 20 audiences, the last audience (every caller of `Latency`) with `destinationId`. */
@@ -93,7 +93,7 @@ async function defineComputations(base: string, destinationId: string | null): P
   ]
   for (let i = 0; i < 20; i++) {
     const kind = kinds[i % kinds.length]!
-    await api(base, '/computed-traits', {
+    await api<ComputedTraitView>(base, '/computed-traits', {
       name: `Trait ${i}`,
       kind,
       event: i % 2 === 0 ? 'Order Completed' : 'Latency',
@@ -102,7 +102,7 @@ async function defineComputations(base: string, destinationId: string | null): P
     })
   }
   for (let i = 0; i < 19; i++) {
-    await api(base, '/audiences', {
+    await api<AudienceView>(base, '/audiences', {
       name: `Audience ${i}`,
       definition: {
         all: [
@@ -116,7 +116,7 @@ async function defineComputations(base: string, destinationId: string | null): P
       },
     })
   }
-  await api(base, '/audiences', {
+  await api<AudienceView>(base, '/audiences', {
     name: 'Latency Callers',
     definition: { event: 'Latency' },
     ...(destinationId ? { destinationIds: [destinationId] } : {}),
@@ -149,7 +149,7 @@ async function measureLatency() {
   const sluice = await startSluice()
   let acked = new Map<string, number>()
   try {
-    const destination = await api(sluice.base, '/destinations', {
+    const destination = await api<DestinationView>(sluice.base, '/destinations', {
       name: 'audience receiver',
       type: 'webhooks',
       sourceIds: [],
@@ -245,6 +245,8 @@ const result = {
   },
   goals: { creationSeconds: 10, peakRssMb: 512, p50Ms: 50, p99Ms: 500, ingestRatio: 0.7 },
 }
+/** What bench/results/profiles.json holds; the suite's figures are read from it (bench/lib/suite-scenarios.ts). */
+export type ProfilesResult = typeof result
 const mark = (ok: boolean) => (ok ? 'pass' : 'short')
 console.log(
   [

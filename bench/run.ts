@@ -6,8 +6,8 @@
 // A figure short of its goal is reported, not failed. The exit code is non-zero when a scenario
 // crashed, timed out, wrote no result, or lost or duplicated data where it checks that.
 // --only runs the named scenarios and writes nothing but their own result files.
-// --render rewrites bench/RESULTS.md from bench/results/latest.json (after editing bench/lib/suite-notes.ts
-// or a scenario's goals: the figures are summarized again from the stored raw results).
+// --render rewrites bench/RESULTS.md from bench/results/latest.json (after editing bench/NOTES.md or a
+// scenario's goals: the figures are summarized again from the stored raw results).
 // --profile runs every process of every scenario under `node --cpu-prof` (profiles in
 // .tmp/bench-profiles/<scenario>/) and prints where each thread's CPU time went (bench/lib/suite-profile.ts);
 // profiling slows everything down, so its figures are not the suite's.
@@ -16,6 +16,7 @@ import { once } from 'node:events'
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
+import { readLabNotes } from './lib/lab-notes.ts'
 import { machine } from './lib/processes.ts'
 import { formatSummary, summarizePaths } from './lib/suite-profile.ts'
 import {
@@ -27,12 +28,13 @@ import {
 import { SCENARIOS, type Scenario } from './lib/suite-scenarios.ts'
 
 /**
- * bench/RESULTS.md. A run writes its results files only (this and bench/results/), never a tracked doc
- * such as the README, so a benchmark run leaves nothing else to commit or revert.
+ * bench/RESULTS.md, with the notes of bench/NOTES.md under the table. A run writes its results files
+ * only (this and bench/results/), never a tracked doc such as the README or NOTES.md, so a benchmark
+ * run leaves nothing else to commit or revert.
  */
 async function writeReports(suite: SuiteResult): Promise<void> {
   const results = join(import.meta.dirname, 'RESULTS.md')
-  await writeFile(results, renderMarkdown(suite))
+  await writeFile(results, renderMarkdown(suite, await readLabNotes()))
   console.log(`Wrote ${results}`)
 }
 

@@ -1,6 +1,6 @@
 // Renders the suite's results: a plain table for the terminal and bench/RESULTS.md (the table, then
-// what bounds each scenario, from bench/lib/suite-notes.ts).
-import { BOUNDS, PROFILING } from './suite-notes.ts'
+// what bounds each scenario, copied from bench/NOTES.md).
+import { type LabNotes, PROFILING_HEADING } from './lab-notes.ts'
 import type { Figure } from './suite-scenarios.ts'
 
 export interface SuiteScenarioResult {
@@ -132,7 +132,8 @@ function resultsTable(suite: SuiteResult): string[] {
   )
 }
 
-export function renderMarkdown(suite: SuiteResult): string {
+/** RESULTS.md: the table, then each scenario's note and how the profiles were taken (bench/NOTES.md). */
+export function renderMarkdown(suite: SuiteResult, notes: LabNotes): string {
   const lines = [
     '# Benchmark results',
     '',
@@ -151,10 +152,10 @@ export function renderMarkdown(suite: SuiteResult): string {
     lines.push(
       `### ${scenario.title}`,
       '',
-      `_${scenario.seconds} s${load ? `; load average ${load.before} → ${load.after}` : ''}._ ${BOUNDS[scenario.id] ?? ''}`,
+      `_${scenario.seconds} s${load ? `; load average ${load.before} → ${load.after}` : ''}._ ${notes.bounds.get(scenario.id) ?? ''}`,
       '',
     )
   }
-  lines.push('## How these were profiled', '', PROFILING, '')
+  lines.push(`## ${PROFILING_HEADING}`, '', notes.profiling, '')
   return lines.join('\n')
 }

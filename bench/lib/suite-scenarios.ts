@@ -2,6 +2,14 @@
 // and how that result becomes the suite's figures (value, baseline, ratio, goal, pass/short) and its
 // data problems (a scenario that lost or duplicated data fails the suite; a figure short of its goal
 // does not).
+import type { BacklogResult } from '../backlog.ts'
+import type { ClientResult } from '../client.ts'
+import type { DeliverResult } from '../deliver.ts'
+import type { IngestResult } from '../ingest.ts'
+import type { IsolationResult } from '../isolation.ts'
+import type { PostgresResult } from '../postgres.ts'
+import type { PrivacyResult } from '../privacy.ts'
+import type { ProfilesResult } from '../profiles.ts'
 
 export interface Figure {
   figure: string
@@ -16,6 +24,11 @@ export interface Figure {
   pass: boolean | null
 }
 
+export interface Summary {
+  figures: Figure[]
+  problems: string[]
+}
+
 export interface Scenario {
   id: string
   title: string
@@ -27,60 +40,119 @@ export interface Scenario {
   timeoutMs: (quick: boolean) => number
   /** Environment the scenario needs; a reason to skip it when absent (reported, not failed). */
   precheck?: () => Promise<string | null>
-  summarize(result: any): { figures: Figure[]; problems: string[] }
+  /** The figures and data problems of the JSON the script wrote (parsed, not yet checked). */
+  summarize(result: unknown): Summary
+}
+
+/**
+ * A scenario's result as read back from the JSON file its script wrote: the script's own result type
+ * (exported next to where it builds it), except that any part may be missing (a file written by an
+ * older script, re-rendered with `--render`) and any number may be null (JSON has no NaN or Infinity:
+ * a figure that could not be measured).
+ */
+type Stored<T> = T extends number
+  ? number | null
+  : T extends readonly (infer Item)[]
+    ? Stored<Item>[]
+    : T extends object
+      ? { [K in keyof T]?: Stored<T[K]> }
+      : T
+
+/**
+ * A scenario whose `summarize` reads its script's result type: the one place a result file's parsed
+ * JSON is taken as that type, as `Stored` (every part optional, every number nullable), so `summarize`
+ * must say what a missing part or a number that is not one becomes.
+ */
+function scenario<Result>(
+  definition: Omit<Scenario, 'summarize'> & { summarize(result: Stored<Result>): Summary },
+): Scenario {
+  return { ...definition, summarize: (result) => definition.summarize(result as Stored<Result>) }
 }
 
 const num = (value: unknown): number | null =>
   typeof value === 'number' && Number.isFinite(value) ? value : null
 const ratioOf = (a: number | null, b: number | null): number | null =>
   a === null || b === null || b === 0 ? null : a / b
-const atLeast = (value: number | null, goal: number) => (value === null ? null : value >= goal)
-const atMost = (value: number | null, goal: number) => (value === null ? null : value <= goal)
+
+/** A figure's goal: its text in the table and whether the measured figure meets it. */
+type Goal = (measured: { value: number | null; unit: string; ratio: number | null }) => {
+  goal: string
+  pass: boolean | null
+}
+/** No goal: the figure is reported. */
+const reported: Goal = () => ({ goal: 'reported', pass: null })
+/** "ratio ≥ 0.5". */
+const ratioAtLeast =
+  (min: number): Goal =>
+  ({ ratio }) => ({ goal: `ratio ≥ ${min}`, pass: ratio === null ? null : ratio >= min })
+/** "≤ 10 ms": the value, in the figure's unit. */
+const atMost =
+  (max: number): Goal =>
+  ({ value, unit }) => ({ goal: `≤ ${max} ${unit}`, pass: value === null ? null : value <= max })
+/** "≥ 15× peer", "≤ 0.1× peer": the ratio to the peer library. */
+const timesPeer =
+  (bound: '≥' | '≤', times: number): Goal =>
+  ({ ratio }) => ({
+    goal: `${bound} ${times}× peer`,
+    pass: ratio === null ? null : bound === '≥' ? ratio >= times : ratio <= times,
+  })
+
+interface FigureOptions {
+  /** The baseline measured in the same run (in the figure's unit), and what it is. */
+  baseline?: { name: string; value: number | null }
+  /** Default: value ÷ baseline (null without a baseline). */
+  ratio?: number | null
+  /** Default: reported. */
+  goal?: Goal
+}
+
+/** One row of the suite's table. */
+function figure(name: string, value: number | null, unit: string, options: FigureOptions = {}): Figure {
+  const baseline = options.baseline ? { ...options.baseline, unit } : null
+  const ratio = options.ratio !== undefined ? options.ratio : ratioOf(value, baseline?.value ?? null)
+  return { figure: name, value, unit, baseline, ratio, ...(options.goal ?? reported)({ value, unit, ratio }) }
+}
 
 /** Throughput with metrics on against the same run with `SLUICE_METRICS=false`: what metrics cost. */
-function metricsCost(what: string, on: number | null, off: number | null, unit: string, r: any): Figure {
+function metricsCost(
+  what: string,
+  on: number | null,
+  off: number | null,
+  unit: string,
+  r: { metricsRatio?: number | null; metricsCpuRatio?: number | null },
+): Figure {
   // Alternating pairs give the measured ratio (their median) when the scenario ran several.
-  const ratio = num(r.metricsRatio) ?? ratioOf(on, off)
   const cpu = num(r.metricsCpuRatio)
-  return {
-    figure: `${what} with metrics on ÷ off${cpu === null ? '' : ` (CPU off ÷ on ${cpu.toFixed(2)})`}`,
-    value: on,
+  return figure(
+    `${what} with metrics on ÷ off${cpu === null ? '' : ` (CPU off ÷ on ${cpu.toFixed(2)})`}`,
+    on,
     unit,
-    baseline: { name: 'the same with SLUICE_METRICS=false', value: off, unit },
-    ratio,
-    goal: 'ratio ≥ 0.97',
-    pass: atLeast(ratio, 0.97),
-  }
+    {
+      baseline: { name: 'the same with SLUICE_METRICS=false', value: off },
+      ratio: num(r.metricsRatio) ?? ratioOf(on, off),
+      goal: ratioAtLeast(0.97),
+    },
+  )
 }
 
 /** A CPU figure in µs set against another from the same run (reported, not goal-bound). */
-function cpuAgainst(figure: string, value: unknown, baselineName: string, baseline: unknown): Figure {
-  const [us, baseUs] = [num(value), num(baseline)]
-  return {
-    figure,
-    value: us,
-    unit: 'µs',
-    baseline: { name: baselineName, value: baseUs, unit: 'µs' },
-    ratio: ratioOf(us, baseUs),
-    goal: 'reported',
-    pass: null,
-  }
-}
+const cpuAgainst = (
+  name: string,
+  value: number | null | undefined,
+  baselineName: string,
+  baseline: number | null | undefined,
+): Figure => figure(name, num(value), 'µs', { baseline: { name: baselineName, value: num(baseline) } })
+
+type DeliverFloor = NonNullable<NonNullable<Stored<DeliverResult>['floors']>[string]>
 
 /** A durable delivery loop's rate against raw undici in the same rounds (reported, not goal-bound). */
-function floorRate(figure: string, floor: any): Figure {
-  return {
-    figure,
-    value: num(floor?.perSecond),
-    unit: 'POSTs/s',
-    baseline: { name: 'raw undici POSTs, same round', value: num(floor?.rawPerSecond), unit: 'POSTs/s' },
+const floorRate = (name: string, floor: DeliverFloor | undefined): Figure =>
+  figure(name, num(floor?.perSecond), 'POSTs/s', {
+    baseline: { name: 'raw undici POSTs, same round', value: num(floor?.rawPerSecond) },
     ratio: num(floor?.ratio),
-    goal: 'reported',
-    pass: null,
-  }
-}
+  })
 
-const ingest: Scenario = {
+const ingest = scenario<IngestResult>({
   id: 'ingest',
   title: 'Ingest',
   script: 'ingest.ts',
@@ -89,44 +161,35 @@ const ingest: Scenario = {
   summarize(r) {
     const full = num(r.sluice?.synchronousFull?.eventsPerSecond)
     const normal = num(r.sluice?.synchronousNormal?.eventsPerSecond)
-    const baseline = num(r.baseline?.eventsPerSecond)
-    const ratio = ratioOf(full, baseline)
-    const base = { name: 'no-op Node HTTP server, same load', value: baseline, unit: 'events/s' }
+    const base = { name: 'no-op Node HTTP server, same load', value: num(r.baseline?.eventsPerSecond) }
     const problems: string[] = []
     const errors =
       (r.sluice?.synchronousFull?.errors ?? 0) +
       (r.sluice?.synchronousNormal?.errors ?? 0) +
       (r.sluice?.metricsOff?.errors ?? 0)
     if (errors > 0) problems.push(`${errors} /v1/batch requests were not answered 200`)
+    const cpu = r.cpuPerRequestUs?.sluice
+    const perRequest = r.load?.eventsPerRequest ?? 20
     return {
       figures: [
-        {
-          figure: `Durable events/s through /v1/batch, ${r.load?.eventsPerRequest ?? 20} events/request (SQLite synchronous=FULL)`,
-          value: full,
-          unit: 'events/s',
-          baseline: base,
-          ratio,
-          goal: 'ratio ≥ 0.5',
-          pass: atLeast(ratio, 0.5),
-        },
+        figure(
+          `Durable events/s through /v1/batch, ${perRequest} events/request (SQLite synchronous=FULL)`,
+          full,
+          'events/s',
+          { baseline: base, goal: ratioAtLeast(0.5) },
+        ),
         metricsCost('Ingest events/s', full, num(r.sluice?.metricsOff?.eventsPerSecond), 'events/s', r),
-        {
-          figure: 'The same with SQLite synchronous=NORMAL (not durable on power loss)',
-          value: normal,
-          unit: 'events/s',
+        figure('The same with SQLite synchronous=NORMAL (not durable on power loss)', normal, 'events/s', {
           baseline: base,
-          ratio: ratioOf(normal, baseline),
-          goal: 'reported',
-          pass: null,
-        },
+        }),
         cpuAgainst(
-          `CPU per request, all Sluice threads (main ${r.cpuPerRequestUs?.sluice?.serverMainThread ?? '—'} µs, store ${r.cpuPerRequestUs?.sluice?.serverStoreThread ?? '—'} µs, V8 helpers ${r.cpuPerRequestUs?.sluice?.serverV8Helpers ?? '—'} µs)`,
-          r.cpuPerRequestUs?.sluice?.server,
+          `CPU per request, all Sluice threads (main ${cpu?.serverMainThread ?? '—'} µs, store ${cpu?.serverStoreThread ?? '—'} µs, V8 helpers ${cpu?.serverV8Helpers ?? '—'} µs)`,
+          cpu?.server,
           'the no-op server, same requests',
           r.cpuPerRequestUs?.baseline?.server,
         ),
         cpuAgainst(
-          `Floor: storing a request's ${r.load?.eventsPerRequest ?? 20} calls alone (SqliteStore.ingest, fsynced; no HTTP, parsing or profiles), CPU`,
+          `Floor: storing a request's ${perRequest} calls alone (SqliteStore.ingest, fsynced; no HTTP, parsing or profiles), CPU`,
           r.budget?.storeFloorUsPerRequest,
           'the most Sluice may spend a request for ratio 0.5 (2 × no-op server + its load generator)',
           r.budget?.sluiceUsPerRequest,
@@ -135,9 +198,9 @@ const ingest: Scenario = {
       problems,
     }
   },
-}
+})
 
-const deliver: Scenario = {
+const deliver = scenario<DeliverResult>({
   id: 'deliver',
   title: 'Delivery and latency',
   script: 'deliver.ts',
@@ -145,8 +208,6 @@ const deliver: Scenario = {
   timeoutMs: (quick) => (quick ? 90_000 : 600_000),
   summarize(r) {
     const sluice = num(r.sluice?.perSecond)
-    const raw = num(r.raw?.perSecond)
-    const ratio = ratioOf(sluice, raw)
     const p50 = num(r.latency?.p50Ms)
     const p99 = num(r.latency?.p99Ms)
     const problems: string[] = []
@@ -156,15 +217,15 @@ const deliver: Scenario = {
     const rate = `${r.latency?.eventsPerSecond ?? 1000} events/s`
     return {
       figures: [
-        {
-          figure: `Webhook POSTs/s from a ${(r.backlog ?? 0).toLocaleString('en')} backlog to a no-op receiver`,
-          value: sluice,
-          unit: 'POSTs/s',
-          baseline: { name: 'raw undici POSTs, same body, same receiver', value: raw, unit: 'POSTs/s' },
-          ratio,
-          goal: 'ratio ≥ 0.6',
-          pass: atLeast(ratio, 0.6),
-        },
+        figure(
+          `Webhook POSTs/s from a ${(r.backlog ?? 0).toLocaleString('en')} backlog to a no-op receiver`,
+          sluice,
+          'POSTs/s',
+          {
+            baseline: { name: 'raw undici POSTs, same body, same receiver', value: num(r.raw?.perSecond) },
+            goal: ratioAtLeast(0.6),
+          },
+        ),
         floorRate(
           "Floor: the engine's durable loop without its own work (no signing, retry rules, metrics), on Sluice's store",
           r.floors?.sluiceStoreLoop,
@@ -186,175 +247,125 @@ const deliver: Scenario = {
           'the most Sluice may spend a delivery for ratio 0.6, cores as busy as raw undici keeps them',
           r.budget?.atRawCoresUs,
         ),
-        {
-          figure: `Latency p50, Tracking API ack → receipt, at ${rate}`,
-          value: p50,
-          unit: 'ms',
-          baseline: null,
-          ratio: null,
-          goal: '≤ 10 ms',
-          pass: atMost(p50, 10),
-        },
-        {
-          figure: `Latency p99, Tracking API ack → receipt, at ${rate}`,
-          value: p99,
-          unit: 'ms',
-          baseline: null,
-          ratio: null,
-          goal: '≤ 10 ms',
-          pass: atMost(p99, 10),
-        },
+        figure(`Latency p50, Tracking API ack → receipt, at ${rate}`, p50, 'ms', { goal: atMost(10) }),
+        figure(`Latency p99, Tracking API ack → receipt, at ${rate}`, p99, 'ms', { goal: atMost(10) }),
       ],
       problems,
     }
   },
-}
+})
 
-const isolation: Scenario = {
+const isolation = scenario<IsolationResult>({
   id: 'isolation',
   title: 'Isolation',
   script: 'isolation.ts',
   result: 'isolation',
   timeoutMs: (quick) => (quick ? 60_000 : 180_000),
   summarize(r) {
-    const value = num(r.withHanging?.perSecond)
-    const baseline = num(r.baseline?.perSecond)
-    const ratio = ratioOf(value, baseline)
     return {
       figures: [
-        {
-          figure: `Deliveries/s to 9 healthy endpoints while a 10th never answers (request timeout ${r.settings?.requestTimeoutMs} ms, lease ${r.settings?.leaseMs} ms)`,
-          value,
-          unit: 'deliveries/s',
-          baseline: { name: 'all 10 healthy, rate over the same 9', value: baseline, unit: 'deliveries/s' },
-          ratio,
-          goal: 'ratio ≥ 0.9',
-          pass: atLeast(ratio, 0.9),
-        },
+        figure(
+          `Deliveries/s to 9 healthy endpoints while a 10th never answers (request timeout ${r.settings?.requestTimeoutMs} ms, lease ${r.settings?.leaseMs} ms)`,
+          num(r.withHanging?.perSecond),
+          'deliveries/s',
+          {
+            baseline: { name: 'all 10 healthy, rate over the same 9', value: num(r.baseline?.perSecond) },
+            goal: ratioAtLeast(0.9),
+          },
+        ),
       ],
-      problems: Array.isArray(r.problems) ? r.problems : [],
+      problems: r.problems ?? [],
     }
   },
-}
+})
 
-const backlog: Scenario = {
+const backlog = scenario<BacklogResult>({
   id: 'backlog',
   title: 'Backlog',
   script: 'backlog.ts',
   result: 'backlog',
   timeoutMs: (quick) => (quick ? 90_000 : 360_000),
   summarize(r) {
-    const rss = num(r.peakRssMb)
-    const value = num(r.large?.drainPerSecond)
-    const baseline = num(r.baseline?.drainPerSecond)
-    const ratio = ratioOf(value, baseline)
     const big = (r.large?.backlog ?? 0).toLocaleString('en')
+    const pending = `${(r.baseline?.backlog ?? 0).toLocaleString('en')} pending`
     return {
       figures: [
-        {
-          figure: `Peak RSS of the Sluice process with ${big} pending deliveries, draining`,
-          value: rss,
-          unit: 'MB',
-          baseline: {
-            name: `the same process with ${(r.baseline?.backlog ?? 0).toLocaleString('en')} pending`,
-            value: num(r.baseline?.lifetimePeakRssMb),
-            unit: 'MB',
+        figure(
+          `Peak RSS of the Sluice process with ${big} pending deliveries, draining`,
+          num(r.peakRssMb),
+          'MB',
+          {
+            baseline: { name: `the same process with ${pending}`, value: num(r.baseline?.lifetimePeakRssMb) },
+            ratio: null,
+            goal: atMost(160),
           },
-          ratio: null,
-          goal: '≤ 160 MB',
-          pass: atMost(rss, 160),
-        },
-        {
-          figure: `Drain rate with ${big} pending deliveries, receipts ${(r.settings?.skip ?? 0).toLocaleString('en')}–${(r.settings?.upto ?? 0).toLocaleString('en')}`,
-          value,
-          unit: 'POSTs/s',
-          baseline: {
-            name: `the same receipts with ${(r.baseline?.backlog ?? 0).toLocaleString('en')} pending`,
-            value: baseline,
-            unit: 'POSTs/s',
+        ),
+        figure(
+          `Drain rate with ${big} pending deliveries, receipts ${(r.settings?.skip ?? 0).toLocaleString('en')}–${(r.settings?.upto ?? 0).toLocaleString('en')}`,
+          num(r.large?.drainPerSecond),
+          'POSTs/s',
+          {
+            baseline: { name: `the same receipts with ${pending}`, value: num(r.baseline?.drainPerSecond) },
+            goal: ratioAtLeast(0.9),
           },
-          ratio,
-          goal: 'ratio ≥ 0.9',
-          pass: atLeast(ratio, 0.9),
-        },
-        {
-          figure: `Drain rate with ${big} pending deliveries, sustained over ${(r.settings?.spanMs ?? 0) / 1000} s`,
-          value: num(r.large?.sustained?.perSecond),
-          unit: 'POSTs/s',
-          baseline: null,
-          ratio: null,
-          goal: 'reported',
-          pass: null,
-        },
+        ),
+        figure(
+          `Drain rate with ${big} pending deliveries, sustained over ${(r.settings?.spanMs ?? 0) / 1000} s`,
+          num(r.large?.sustained?.perSecond),
+          'POSTs/s',
+        ),
       ],
-      problems: Array.isArray(r.problems) ? r.problems : [],
+      problems: r.problems ?? [],
     }
   },
-}
+})
 
-const client: Scenario = {
+const client = scenario<ClientResult>({
   id: 'client',
   title: 'Client library',
   script: 'client.ts',
   result: 'client',
   timeoutMs: (quick) => (quick ? 90_000 : 420_000),
   summarize(r) {
-    const ours = r.median?.sluice ?? {}
-    const peer = r.median?.segment ?? {}
-    const name = peer.library ?? '@segment/analytics-node'
-    const row = (
-      figure: string,
-      key: string,
-      unit: string,
-      goal: string,
-      meets: (ratio: number) => boolean,
-    ): Figure => {
-      const ratio = ratioOf(num(ours[key]), num(peer[key]))
-      return {
-        figure,
-        value: num(ours[key]),
-        unit,
-        baseline: { name, value: num(peer[key]), unit },
-        ratio,
-        goal,
-        pass: ratio === null ? null : meets(ratio),
-      }
-    }
+    type Side = NonNullable<NonNullable<typeof r.median>['sluice']>
+    const ours: Side = r.median?.sluice ?? {}
+    const peer: Side = r.median?.segment ?? {}
+    const baseline = (key: 'enqueuePerSecond' | 'heapGrowthMb' | 'deliveredPerSecond' | 'duplicates') => ({
+      name: peer.library ?? '@segment/analytics-node',
+      value: num(peer[key]),
+    })
     const calls = (r.calls ?? 0).toLocaleString('en')
     const problems: string[] = []
     if ((ours.duplicates ?? 0) > 0) problems.push(`@sluice/analytics delivered ${ours.duplicates} duplicates`)
     if ((ours.lost ?? 0) > 0) problems.push(`@sluice/analytics lost ${ours.lost} events`)
+    const duplicates = num(ours.duplicates)
     return {
       figures: [
-        row(
-          `${calls} track calls: enqueue calls/s`,
-          'enqueuePerSecond',
-          'calls/s',
-          '≥ 15× peer',
-          (x) => x >= 15,
-        ),
-        row(`${calls} track calls: heap growth`, 'heapGrowthMb', 'MB', '≤ 0.1× peer', (x) => x <= 0.1),
-        row(
-          `${calls} track calls: delivered events/s`,
-          'deliveredPerSecond',
-          'events/s',
-          '≥ 5× peer',
-          (x) => x >= 5,
-        ),
-        {
-          figure: `${calls} track calls: duplicates received (worst round)`,
-          value: num(ours.duplicates),
-          unit: '',
-          baseline: { name, value: num(peer.duplicates), unit: '' },
+        figure(`${calls} track calls: enqueue calls/s`, num(ours.enqueuePerSecond), 'calls/s', {
+          baseline: baseline('enqueuePerSecond'),
+          goal: timesPeer('≥', 15),
+        }),
+        figure(`${calls} track calls: heap growth`, num(ours.heapGrowthMb), 'MB', {
+          baseline: baseline('heapGrowthMb'),
+          goal: timesPeer('≤', 0.1),
+        }),
+        figure(`${calls} track calls: delivered events/s`, num(ours.deliveredPerSecond), 'events/s', {
+          baseline: baseline('deliveredPerSecond'),
+          goal: timesPeer('≥', 5),
+        }),
+        figure(`${calls} track calls: duplicates received (worst round)`, duplicates, '', {
+          baseline: baseline('duplicates'),
           ratio: null,
-          goal: '0',
-          pass: num(ours.duplicates) === null ? null : ours.duplicates === 0 && (ours.lost ?? 0) === 0,
-        },
+          goal: () => ({
+            goal: '0',
+            pass: duplicates === null ? null : duplicates === 0 && (ours.lost ?? 0) === 0,
+          }),
+        }),
       ],
       problems,
     }
   },
-}
+})
 
 /** PostgreSQL is reachable at the URL bench/lib/pg-setup.ts uses (a TCP connect, 2 s). */
 async function postgresReachable(): Promise<string | null> {
@@ -378,7 +389,9 @@ async function postgresReachable(): Promise<string | null> {
   })
 }
 
-const postgres: Scenario = {
+type PostgresFigure = NonNullable<NonNullable<Stored<PostgresResult>['ingest']>['rawLoopback']>
+
+const postgres = scenario<PostgresResult>({
   id: 'postgres',
   title: 'PostgreSQL',
   script: 'postgres.ts',
@@ -388,26 +401,20 @@ const postgres: Scenario = {
   summarize(r) {
     const i = r.ingest ?? {}
     const d = r.delivery ?? {}
-    const value = (figure: any) => num(figure?.perSecond)
-    const withRaw = (name: string, raw: any) => `${name} (raw loopback ${value(raw) ?? '—'})`
+    const value = (measured: PostgresFigure | undefined) => num(measured?.perSecond)
+    const withRaw = (name: string, raw: PostgresFigure | undefined) =>
+      `${name} (raw loopback ${value(raw) ?? '—'})`
     const reported = (
-      figure: string,
+      name: string,
       unit: string,
-      measured: any,
+      measured: PostgresFigure | undefined,
       baselineName: string,
-      baselineFigure: any,
-    ): Figure => ({
-      figure,
-      value: value(measured),
-      unit,
-      baseline: { name: baselineName, value: value(baselineFigure), unit },
-      ratio: ratioOf(value(measured), value(baselineFigure)),
-      goal: 'reported',
-      pass: null,
-    })
+      baselineFigure: PostgresFigure | undefined,
+    ): Figure =>
+      figure(name, value(measured), unit, { baseline: { name: baselineName, value: value(baselineFigure) } })
     const problems: string[] = []
-    for (const [name, figure] of Object.entries(i)) {
-      const errors = (figure as { errors?: number } | null)?.errors ?? 0
+    for (const [name, measured] of Object.entries(i)) {
+      const errors = typeof measured === 'object' && measured !== null ? (measured.errors ?? 0) : 0
       if (errors > 0) problems.push(`ingest ${name}: ${errors} requests not answered 200`)
     }
     return {
@@ -444,9 +451,9 @@ const postgres: Scenario = {
       problems,
     }
   },
-}
+})
 
-const privacy: Scenario = {
+const privacy = scenario<PrivacyResult>({
   id: 'privacy',
   title: 'Privacy',
   script: 'privacy.ts',
@@ -462,115 +469,84 @@ const privacy: Scenario = {
       (e.before?.errors ?? 0) +
       (e.during?.errors ?? 0)
     if (errors > 0) problems.push(`${errors} /v1/batch requests were not answered 200`)
-    const suppressionRatio = num(s.ratio)
-    const erasureRatio = num(e.ratio)
     return {
       figures: [
-        {
-          figure: `Durable events/s with ${(s.suppressedIds ?? 100_000).toLocaleString('en')} suppressed user ids (every call checked)`,
-          value: num(s.withSuppressions?.eventsPerSecond),
-          unit: 'events/s',
-          baseline: {
-            name: 'no suppressions, same run',
-            value: num(s.withoutSuppressions?.eventsPerSecond),
-            unit: 'events/s',
+        figure(
+          `Durable events/s with ${(s.suppressedIds ?? 100_000).toLocaleString('en')} suppressed user ids (every call checked)`,
+          num(s.withSuppressions?.eventsPerSecond),
+          'events/s',
+          {
+            baseline: {
+              name: 'no suppressions, same run',
+              value: num(s.withoutSuppressions?.eventsPerSecond),
+            },
+            ratio: num(s.ratio),
+            goal: ratioAtLeast(0.95),
           },
-          ratio: suppressionRatio,
-          goal: 'ratio ≥ 0.95',
-          pass: atLeast(suppressionRatio, 0.95),
-        },
-        {
-          figure: `Ingest events/s while ${(e.erasedCalls ?? 0).toLocaleString('en')} stored calls of one user are erased (${e.erasureSeconds ?? '—'} s)`,
-          value: num(e.during?.eventsPerSecond),
-          unit: 'events/s',
-          baseline: {
-            name: 'just before the deletion request',
-            value: num(e.before?.eventsPerSecond),
-            unit: 'events/s',
+        ),
+        figure(
+          `Ingest events/s while ${(e.erasedCalls ?? 0).toLocaleString('en')} stored calls of one user are erased (${e.erasureSeconds ?? '—'} s)`,
+          num(e.during?.eventsPerSecond),
+          'events/s',
+          {
+            baseline: { name: 'just before the deletion request', value: num(e.before?.eventsPerSecond) },
+            ratio: num(e.ratio),
+            goal: ratioAtLeast(0.8),
           },
-          ratio: erasureRatio,
-          goal: 'ratio ≥ 0.8',
-          pass: atLeast(erasureRatio, 0.8),
-        },
+        ),
       ],
       problems,
     }
   },
-}
+})
 
-const profiles: Scenario = {
+const profiles = scenario<ProfilesResult>({
   id: 'profiles',
   title: 'Profiles, computed traits and audiences',
   script: 'profiles.ts',
   result: 'profiles',
   timeoutMs: (quick) => (quick ? 180_000 : 900_000),
   summarize(r) {
-    const seconds = num(r.creation?.seconds)
-    const rss = num(r.creation?.peakRssMb)
-    const p50 = num(r.latency?.p50Ms)
-    const p99 = num(r.latency?.p99Ms)
-    const ratio = num(r.ingest?.ratio)
     const problems: string[] = []
     if ((r.latency?.missing ?? 0) > 0)
-      problems.push(`${r.latency.missing} users entered the audience but no identify arrived`)
+      problems.push(`${r.latency?.missing} users entered the audience but no identify arrived`)
     if (r.creation && r.creation.deliveries !== r.creation.members) {
       problems.push(`${r.creation.members} members but ${r.creation.deliveries} identify calls enqueued`)
     }
     const scale = `${(r.creation?.profiles ?? 0).toLocaleString('en')} profiles / ${(r.creation?.calls ?? 0).toLocaleString('en')} calls`
-    const reported = { baseline: null, ratio: null }
     return {
       figures: [
-        {
-          figure: `Audience creation over ${scale}: every member's identify enqueued`,
-          value: seconds,
-          unit: 's',
-          ...reported,
-          goal: '≤ 10 s',
-          pass: atMost(seconds, 10),
-        },
-        {
-          figure: 'Peak RSS of the process creating it',
-          value: rss,
-          unit: 'MB',
-          ...reported,
-          goal: '≤ 512 MB',
-          pass: atMost(rss, 512),
-        },
-        {
-          figure:
-            'Call accepted → membership identify received, p50 at 1,000 calls/s (20 audiences + 20 computed traits)',
-          value: p50,
-          unit: 'ms',
-          ...reported,
-          goal: '≤ 50 ms',
-          pass: atMost(p50, 50),
-        },
-        {
-          figure: 'The same, p99',
-          value: p99,
-          unit: 'ms',
-          ...reported,
-          goal: '≤ 500 ms',
-          pass: atMost(p99, 500),
-        },
-        {
-          figure: 'Ingest events/s with 20 audiences + 20 computed traits defined',
-          value: num(r.ingest?.with20And20EventsPerSecond),
-          unit: 'events/s',
-          baseline: {
-            name: 'the same with none defined',
-            value: num(r.ingest?.withNoneEventsPerSecond),
-            unit: 'events/s',
+        figure(
+          `Audience creation over ${scale}: every member's identify enqueued`,
+          num(r.creation?.seconds),
+          's',
+          { goal: atMost(10) },
+        ),
+        figure('Peak RSS of the process creating it', num(r.creation?.peakRssMb), 'MB', {
+          goal: atMost(512),
+        }),
+        figure(
+          'Call accepted → membership identify received, p50 at 1,000 calls/s (20 audiences + 20 computed traits)',
+          num(r.latency?.p50Ms),
+          'ms',
+          { goal: atMost(50) },
+        ),
+        figure('The same, p99', num(r.latency?.p99Ms), 'ms', { goal: atMost(500) }),
+        figure(
+          'Ingest events/s with 20 audiences + 20 computed traits defined',
+          num(r.ingest?.with20And20EventsPerSecond),
+          'events/s',
+          {
+            baseline: { name: 'the same with none defined', value: num(r.ingest?.withNoneEventsPerSecond) },
+            ratio: num(r.ingest?.ratio),
+            goal: ratioAtLeast(0.7),
           },
-          ratio,
-          goal: 'ratio ≥ 0.7',
-          pass: atLeast(ratio, 0.7),
-        },
+        ),
       ],
       problems,
     }
   },
-}
+})
 
 export const SCENARIOS: Scenario[] = [
   ingest,

@@ -15,7 +15,7 @@ const USAGE = `Usage: sluice <command>
 
 Commands:
   start [--role R]       Start the Sluice server. Roles: all (default), api (Tracking + management
-                         APIs), worker (deliveries only); see "Running on PostgreSQL" in the README
+                         APIs), worker (deliveries only); see docs/postgres.md
   sources create NAME    Create a source and print its write key
   sources list           List sources with their write keys
 ${PRIVACY_USAGE}

@@ -26,7 +26,7 @@ test("npm start's entry is the build, and it starts, stores a call and serves th
   assert.ok(entry, `npm start runs built JavaScript, not ${scripts.start}`)
   const sluice = await spawnSluice(
     { SLUICE_DATA_DIR: dataDir, SLUICE_ADMIN_TOKEN: 'built-admin' },
-    join(repository, entry),
+    { entry: join(repository, entry) },
   )
   try {
     assert.deepEqual(await (await fetch(`${sluice.url}/readyz`)).json(), {

@@ -7,20 +7,29 @@ export const CLI = join(import.meta.dirname, '../../src/cli/main.ts')
 export interface SluiceProcess {
   child: ChildProcess
   url: string
-  /** Everything the process printed on stdout so far. */
+  /** Everything the process printed so far: its stdout, then its stderr. */
   output(): string
   /** Resolves with the exit code (or the signal name). */
   exited: Promise<number | string>
 }
 
-/**
- * Runs `sluice start` as a real child process on a random port and waits for its banner. `entry` is
- * the TypeScript source unless told (the built JavaScript, say).
- */
-export async function spawnSluice(env: Record<string, string>, entry = CLI): Promise<SluiceProcess> {
-  const child = spawn(process.execPath, [entry, 'start'], {
+export interface SpawnSluiceOptions {
+  /** The CLI to run. Default: the TypeScript source (`CLI`); the built JavaScript, say, when told. */
+  entry?: string
+  /** Node options put before the entry, e.g. `--expose-gc` or `--import <probe>`. Default: none. */
+  nodeArgs?: string[]
+  /** Opens an IPC channel to the child, for a probe it loaded to answer through. Default: false. */
+  ipc?: boolean
+}
+
+/** Runs `sluice start` as a real child process on a random port and waits for its banner (15 s at most). */
+export async function spawnSluice(
+  env: Record<string, string>,
+  { entry = CLI, nodeArgs = [], ipc = false }: SpawnSluiceOptions = {},
+): Promise<SluiceProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, entry, 'start'], {
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''
   let stderr = ''
@@ -46,7 +55,7 @@ export async function spawnSluice(env: Record<string, string>, entry = CLI): Pro
       reject(new Error(`sluice exited before starting:\n${stdout}\n${stderr}`))
     })
   })
-  return { child, url, output: () => stdout, exited }
+  return { child, url, output: () => stdout + stderr, exited }
 }
 
 /** Runs a CLI command to completion. */

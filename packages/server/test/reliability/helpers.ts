@@ -3,13 +3,12 @@
  * real Sluice servers (in-process or child processes), real HTTP receivers on 127.0.0.1.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { sleep } from '../deliver/receivers.ts'
-import { CLI, type SluiceProcess } from '../helpers/process.ts'
+import { type SluiceProcess, spawnSluice } from '../helpers/process.ts'
 
 /** `npm run test:long` sets this: the same tests with bigger parameters (more kills, more inputs). */
 export const LONG = process.env.SLUICE_LONG_TESTS === '1'
@@ -128,50 +127,21 @@ export interface InstrumentedSluice extends SluiceProcess {
 }
 
 /**
- * `sluice start` as a real child process, like `spawnSluice`, with `--expose-gc` and the inspection
- * probe loaded, and an IPC channel to ask it.
+ * `sluice start` as a real child process (`spawnSluice`) with `--expose-gc` and the inspection probe
+ * loaded, and an IPC channel to ask it.
  */
 export async function spawnInstrumented(env: Record<string, string>): Promise<InstrumentedSluice> {
-  const child = spawn(
-    process.execPath,
-    ['--expose-gc', '--import', join(import.meta.dirname, 'inspect-probe.ts'), CLI, 'start'],
-    {
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    },
-  )
-  let stdout = ''
-  let stderr = ''
-  child.stdout!.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString()
-  })
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString()
-  })
-  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string)
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`sluice did not start:\n${stdout}\n${stderr}`)), 15_000)
-    const check = () => {
-      const match = /listening on (http:\/\/[^\s]+)/.exec(stdout)
-      if (match) {
-        clearTimeout(timer)
-        resolve(match[1]!)
-      }
-    }
-    child.stdout!.on('data', check)
-    exited.then(() => {
-      clearTimeout(timer)
-      reject(new Error(`sluice exited before starting:\n${stdout}\n${stderr}`))
-    })
+  const sluice = await spawnSluice(env, {
+    nodeArgs: ['--expose-gc', '--import', join(import.meta.dirname, 'inspect-probe.ts')],
+    ipc: true,
   })
   return {
-    child,
-    url,
-    output: () => stdout + stderr,
-    exited,
+    ...sluice,
     async inspect() {
-      const answer = once(child, 'message', { signal: AbortSignal.timeout(10_000) }) as Promise<[Inspection]>
-      child.send('inspect')
+      const answer = once(sluice.child, 'message', { signal: AbortSignal.timeout(10_000) }) as Promise<
+        [Inspection]
+      >
+      sluice.child.send('inspect')
       const [inspection] = await answer
       return inspection
     },
