@@ -7,6 +7,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Source as SourceView } from '../packages/server/src/api/index.ts'
 import {
   awaitReceipts,
   latencies,
@@ -14,7 +15,6 @@ import {
   sendPaced,
   startRecordingReceiver,
 } from './lib/ack-to-receipt.ts'
-import type { SourceView } from './lib/api-views.ts'
 import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 import type { StoreFloor } from './lib/store-floor.ts'
 

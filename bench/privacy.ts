@@ -8,7 +8,10 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { RegulationView, SuppressionView } from './lib/api-views.ts'
+import type {
+  Regulation as RegulationView,
+  Suppression as SuppressionView,
+} from '../packages/server/src/api/index.ts'
 import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
@@ -51,7 +54,7 @@ async function startSluice(): Promise<Server> {
   }
 }
 
-/** A management API call; `View` is what the route answers (bench/lib/api-views.ts). */
+/** A management API call; `View` is what the route answers (the server's API types, packages/server/src/api/). */
 async function api<View>(server: Server, method: string, path: string, body?: unknown): Promise<View> {
   const response = await fetch(`${server.url}/api/v1${path}`, {
     method,

@@ -9,6 +9,12 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type {
+  Audience as AudienceView,
+  ComputedTrait as ComputedTraitView,
+  Destination as DestinationView,
+  Source as SourceView,
+} from '../packages/server/src/api/index.ts'
 import {
   awaitReceipts,
   latencies,
@@ -16,7 +22,6 @@ import {
   sendPaced,
   startRecordingReceiver,
 } from './lib/ack-to-receipt.ts'
-import type { AudienceView, ComputedTraitView, DestinationView, SourceView } from './lib/api-views.ts'
 import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
@@ -66,7 +71,7 @@ async function startSluice(): Promise<Started> {
   }
 }
 
-/** Creates a resource through the management API; `View` is what the route answers (bench/lib/api-views.ts). */
+/** Creates a resource through the management API; `View` is what the route answers (the server's API types, packages/server/src/api/). */
 async function api<View>(base: string, path: string, body: unknown): Promise<View> {
   const response = await fetch(`${base}/api/v1${path}`, {
     method: 'POST',
