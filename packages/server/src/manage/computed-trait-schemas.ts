@@ -2,6 +2,7 @@
  * JSON Schemas of the computed-trait routes, and the types derived from them.
  */
 import { COMPUTED_TRAIT_KINDS, MAX_WITHIN_DAYS, WHERE_OPERATORS } from '../domain/computed-traits.ts'
+import { MAX_WHERE_CONDITIONS } from '../domain/definition-limits.ts'
 import {
   ADMIN_SECURITY,
   commonErrors,
@@ -58,7 +59,12 @@ const definitionFields = {
   kind: { type: 'string', enum: COMPUTED_TRAIT_KINDS },
   event: { type: 'string', minLength: 1, description: 'The track event the calls must have.' },
   property: { type: 'string', minLength: 1, description: 'Required for every kind but `count`.' },
-  where: { type: 'array', items: whereCondition, description: 'Every condition must hold.' },
+  where: {
+    type: 'array',
+    maxItems: MAX_WHERE_CONDITIONS,
+    items: whereCondition,
+    description: `Every condition must hold. At most ${MAX_WHERE_CONDITIONS}.`,
+  },
   withinDays: {
     type: 'integer',
     minimum: 1,

@@ -10,8 +10,10 @@
  * must not silently mean "no filter").
  */
 import type { FastifyRequest, FastifySchemaValidationError } from 'fastify'
+import { MAX_JSON_DEPTH } from '../domain/definition-limits.ts'
 import { ValidationError } from '../domain/errors.ts'
 import { HttpError } from '../lib/errors.ts'
+import { nestedDeeperThan } from '../lib/json-depth.ts'
 import { escapePointerToken, fieldLabel } from '../lib/json-pointer.ts'
 
 /** Which part of the request failed: Fastify's `SchemaErrorDataVar`, which it does not export. */
@@ -23,6 +25,21 @@ interface SchemaShape {
   properties?: Record<string, unknown>
   additionalProperties?: unknown
   items?: unknown
+}
+
+/**
+ * A `preValidation` hook, the first: refuses a body nested deeper than any management request needs
+ * (audience definitions included), before any recursive walk of it (the checks below, the domain's,
+ * the store's serialization) could run out of stack on a hostile one.
+ */
+export async function checkBodyDepth(request: FastifyRequest): Promise<void> {
+  if (nestedDeeperThan(request.body, MAX_JSON_DEPTH)) {
+    throw new HttpError(
+      400,
+      'validation_failed',
+      `The request body is nested more than ${MAX_JSON_DEPTH} levels deep (objects and arrays inside each other); no management request needs that many. Flatten it.`,
+    )
+  }
 }
 
 /** A `preValidation` hook: refuses body members of the wrong JSON type, or not declared by the schema. */
