@@ -29,6 +29,20 @@ export const resourceName = {
   maxLength: NAME_MAX_LENGTH,
   description: 'Shown in the UI and logs; surrounding whitespace is removed.',
 } as const
+/**
+ * A whole-number query parameter (a page size, a cursor, a step): every one has both bounds, and
+ * `checkQueryStrictly` (request-validation.ts) refuses anything but plain digits within them, naming
+ * the parameter and its range, before Ajv coerces the text.
+ */
+export function wholeNumberQuery<
+  const Options extends { minimum: number; maximum: number; default?: number; description: string },
+>(options: Options) {
+  return { type: 'integer', ...options } as const
+}
+
+/** The largest cursor (`before`): ids are positive safe integers. */
+export const MAX_CURSOR = Number.MAX_SAFE_INTEGER
+
 export const timestamp = { type: 'string', format: 'date-time' } as const
 export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const
 

@@ -2,7 +2,15 @@
  * JSON Schemas of the profile routes, and the types derived from them.
  */
 import { PROFILE_EVENTS_PAGE_SIZE } from '../domain/profiles.ts'
-import { ADMIN_SECURITY, idParams, type ResponseShape, timestamp, withNotFound } from './common-schemas.ts'
+import {
+  ADMIN_SECURITY,
+  idParams,
+  MAX_CURSOR,
+  type ResponseShape,
+  timestamp,
+  wholeNumberQuery,
+  withNotFound,
+} from './common-schemas.ts'
 
 const freeForm = { type: 'object', additionalProperties: true } as const
 
@@ -94,14 +102,17 @@ export const listProfileEventsSchema = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      limit: {
-        type: 'integer',
+      limit: wholeNumberQuery({
         minimum: 1,
         maximum: PROFILE_EVENTS_PAGE_SIZE.max,
         default: PROFILE_EVENTS_PAGE_SIZE.default,
         description: `How many calls per page, 1 to ${PROFILE_EVENTS_PAGE_SIZE.max}.`,
-      },
-      before: { type: 'integer', minimum: 1, description: "The previous page's `nextCursor`." },
+      }),
+      before: wholeNumberQuery({
+        minimum: 1,
+        maximum: MAX_CURSOR,
+        description: "The previous page's `nextCursor`.",
+      }),
     },
   },
   response: {

@@ -16,6 +16,7 @@ import {
   nullableTimestamp,
   type ResponseShape,
   timestamp,
+  wholeNumberQuery,
   withNotFound,
 } from './common-schemas.ts'
 
@@ -136,13 +137,12 @@ export const listRegulationsSchema = {
     additionalProperties: false,
     properties: {
       status: { ...regulationStatus, description: 'Only regulations in this status.' },
-      limit: {
-        type: 'integer',
+      limit: wholeNumberQuery({
         minimum: 1,
         maximum: REGULATION_PAGE_SIZE.max,
         default: REGULATION_PAGE_SIZE.default,
         description: `The newest this many, 1 to ${REGULATION_PAGE_SIZE.max}.`,
-      },
+      }),
     },
   },
   response: {
