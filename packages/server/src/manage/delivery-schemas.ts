@@ -13,6 +13,7 @@ import {
 } from '../domain/deliveries.ts'
 import { STORED_MESSAGE_TYPES } from '../domain/messages.ts'
 import { TEST_EVENT } from '../domain/test-event.ts'
+import { MAX_ID_LENGTH } from '../ingest/limits.ts'
 import {
   ADMIN_SECURITY,
   errorResponse,
@@ -204,7 +205,7 @@ export const listDeliveriesSchema = {
       userId: {
         type: 'string',
         minLength: 1,
-        maxLength: 1000,
+        maxLength: MAX_ID_LENGTH,
         description: 'Only deliveries of messages with this `userId`.',
       },
       since: {

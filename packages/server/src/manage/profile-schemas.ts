@@ -2,6 +2,7 @@
  * JSON Schemas of the profile routes, and the types derived from them.
  */
 import { PROFILE_EVENTS_PAGE_SIZE } from '../domain/profiles.ts'
+import { MAX_ID_LENGTH } from '../ingest/limits.ts'
 import {
   ADMIN_SECURITY,
   idParams,
@@ -76,8 +77,18 @@ export const findProfileSchema = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      userId: { type: 'string', minLength: 1, description: 'Give this or anonymousId.' },
-      anonymousId: { type: 'string', minLength: 1, description: 'Give this or userId.' },
+      userId: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_ID_LENGTH,
+        description: 'Give this or anonymousId.',
+      },
+      anonymousId: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_ID_LENGTH,
+        description: 'Give this or userId.',
+      },
     },
   },
   response: { 200: { ...profile, description: 'The profile holding that identity.' }, ...withNotFound },

@@ -8,6 +8,7 @@ import {
   SUBJECT_IDS_MAX,
   SUBJECT_TYPE,
 } from '../domain/regulations.ts'
+import { MAX_ID_LENGTH } from '../ingest/limits.ts'
 import {
   ADMIN_SECURITY,
   commonErrors,
@@ -114,8 +115,8 @@ export const createRegulationSchema = {
         type: 'array',
         minItems: 1,
         maxItems: SUBJECT_IDS_MAX,
-        items: { type: 'string', minLength: 1 },
-        description: `1 to ${SUBJECT_IDS_MAX} user ids (the calls' \`userId\`).`,
+        items: { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH },
+        description: `1 to ${SUBJECT_IDS_MAX} user ids (the calls' \`userId\`), each at most ${MAX_ID_LENGTH} characters (the longest the Tracking API accepts).`,
       },
       sourceIds: {
         type: 'array',

@@ -8,8 +8,9 @@ import {
   MAX_DEFINITION_NODES,
   MAX_WHERE_CONDITIONS,
 } from '../../src/domain/definition-limits.ts'
+import { MAX_ID_LENGTH } from '../../src/ingest/limits.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
-import { destinationBody } from './helpers.ts'
+import { destinationBody, writeKeyAuth } from './helpers.ts'
 
 const LEAF = { trait: 'plan', op: '=', value: 'pro' }
 
@@ -259,5 +260,49 @@ describe('numeric and time query parameters', () => {
       assert.equal(response.status, 400, value)
       assert.equal(response.body.error.code, 'invalid_delivery_id')
     }
+  })
+})
+
+describe('id lengths', () => {
+  let sluice: TestSluice
+
+  before(async () => {
+    sluice = await startTestSluice()
+  })
+  after(() => sluice.destroy())
+
+  test('a regulation names ids of at most 1,024 characters, the longest the Tracking API accepts', async () => {
+    const regulate = (subjectIds: string[]) =>
+      sluice.api('POST', '/api/v1/regulations', { regulationType: 'SUPPRESS_ONLY', subjectIds })
+    const huge = await regulate(['ok-user', 'x'.repeat(600 * 1024)])
+    assert.equal(huge.status, 400)
+    assert.equal(huge.body.error.field, '/subjectIds/1')
+    assert.match(huge.body.error.message, /too long; at most 1024 characters/)
+    // Characters, not UTF-16 units: 1,024 emoji are 2,048 units.
+    assert.equal((await regulate(['🎉'.repeat(MAX_ID_LENGTH)])).status, 201)
+    assert.equal((await regulate(['x'.repeat(MAX_ID_LENGTH + 1)])).status, 400)
+
+    const source = await sluice.createSource('Ids')
+    const response = await fetch(`${sluice.url}/v1/batch`, {
+      method: 'POST',
+      headers: { authorization: writeKeyAuth(source.writeKey), 'content-type': 'application/json' },
+      body: JSON.stringify({
+        batch: [
+          { type: 'track', event: 'E', userId: '🎉'.repeat(MAX_ID_LENGTH) },
+          { type: 'track', event: 'E', userId: 'u'.repeat(MAX_ID_LENGTH + 1) },
+          { type: 'track', event: 'E', anonymousId: 'a'.repeat(MAX_ID_LENGTH + 1) },
+        ],
+      }),
+    })
+    const answer = (await response.json()) as { accepted: number; rejected: { error: string }[] }
+    assert.equal(response.status, 200)
+    assert.equal(answer.accepted, 1)
+    assert.deepEqual(
+      answer.rejected.map(({ error }) => error),
+      [
+        '.userId is 1025 characters; the limit is 1024.',
+        '.anonymousId is 1025 characters; the limit is 1024.',
+      ],
+    )
   })
 })
