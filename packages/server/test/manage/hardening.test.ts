@@ -9,8 +9,11 @@ import {
   MAX_WHERE_CONDITIONS,
 } from '../../src/domain/definition-limits.ts'
 import { MAX_ID_LENGTH } from '../../src/ingest/limits.ts'
+import { attemptResultView, urlForViewer } from '../../src/manage/views.ts'
+import { type Receiver, startReceiver } from '../deliver/receivers.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
-import { destinationBody, writeKeyAuth } from './helpers.ts'
+import { until } from '../reliability/helpers.ts'
+import { destinationBody, rawRequest, writeKeyAuth } from './helpers.ts'
 
 const LEAF = { trait: 'plan', op: '=', value: 'pro' }
 
@@ -304,5 +307,79 @@ describe('id lengths', () => {
         '.anonymousId is 1025 characters; the limit is 1024.',
       ],
     )
+  })
+})
+
+describe('webhook URLs shown to viewers', () => {
+  let sluice: TestSluice
+  let receiver: Receiver
+
+  before(async () => {
+    receiver = await startReceiver()
+    sluice = await startTestSluice()
+  })
+  after(async () => {
+    await sluice.destroy()
+    await receiver.close()
+  })
+
+  test('query values and the fragment are masked everywhere a URL is shown; admins see them', async () => {
+    const secrets = ['key-1234567890', 'tok-abcdef', 'frag-secret']
+    const url = `http://127.0.0.1:${receiver.port}/hooks/in?api_key=key-1234567890&tok-abcdef&empty=#frag-secret`
+    const source = await sluice.createSource('Masked')
+    const destination = await sluice.api('POST', '/api/v1/destinations', {
+      name: 'Secret URL',
+      type: 'webhooks',
+      sourceIds: [source.id],
+      settings: { webhooks: [{ url }] },
+    })
+    assert.equal(destination.status, 201, JSON.stringify(destination.body))
+    assert.equal(destination.body.settings.webhooks[0].url, url, 'the admin who saved it sees it whole')
+    const sent = await fetch(`${sluice.url}/v1/track`, {
+      method: 'POST',
+      headers: { authorization: writeKeyAuth(source.writeKey), 'content-type': 'application/json' },
+      body: JSON.stringify({ userId: 'u1', event: 'Masked' }),
+    })
+    assert.equal(sent.status, 200)
+    const delivered = await until(
+      'the delivery',
+      async () => (await sluice.api('GET', `/api/v1/destinations/${destination.body.id}/deliveries`)).body,
+      (page: { deliveries: { id: number; status: string }[] }) => page.deliveries[0]?.status === 'delivered',
+    )
+    assert.equal(receiver.requests[0]?.url, '/hooks/in?api_key=key-1234567890&tok-abcdef&empty=')
+    const deliveryId = delivered.deliveries[0]!.id
+
+    const viewer = await sluice.api('POST', '/api/v1/tokens', { name: 'Viewer', role: 'viewer' })
+    const reads = [
+      '/api/v1/destinations',
+      `/api/v1/destinations/${destination.body.id}`,
+      `/api/v1/destinations/${destination.body.id}/deliveries`,
+      `/api/v1/deliveries/${deliveryId}`,
+      `/api/v1/deliveries/${deliveryId}/request`,
+    ]
+    const masked = `http://127.0.0.1:${receiver.port}/hooks/in?api_key=••••••••&••••••••&empty=#••••••••`
+    for (const path of reads) {
+      const asViewer = await rawRequest(sluice.url, 'GET', path, {
+        authorization: `Bearer ${viewer.body.token}`,
+      })
+      assert.equal(asViewer.status, 200, path)
+      for (const secret of secrets) assert.ok(!asViewer.text.includes(secret), `${path} shows ${secret}`)
+      assert.ok(asViewer.text.includes(JSON.stringify(masked)), `${path}: ${asViewer.text.slice(0, 600)}`)
+      const asAdmin = await rawRequest(sluice.url, 'GET', path, {
+        authorization: `Bearer ${sluice.adminToken}`,
+      })
+      assert.ok(asAdmin.text.includes(JSON.stringify(url)), `${path} shows the admin the URL`)
+    }
+    // Viewers cannot send a test event; the results view masks all the same.
+    const test = await sluice.api('POST', `/api/v1/destinations/${destination.body.id}/test`)
+    assert.equal(test.body.results[0].url, url)
+    assert.equal(attemptResultView({ ...test.body.results[0], attemptedAt: 0 }, false).url, masked)
+    // Credentials in the URL are refused when saved; one stored before that rule is masked too.
+    assert.equal(
+      urlForViewer('https://user:pass@hooks.example.com/x?a=1'),
+      'https://••••••••@hooks.example.com/x?a=••••••••',
+    )
+    assert.equal(urlForViewer('not a url'), '••••••••')
+    assert.equal(urlForViewer('https://example.com/plain'), 'https://example.com/plain')
   })
 })
