@@ -59,7 +59,9 @@ describe('with the default configuration', () => {
     const response = await fetch(`${sluice.url}/v1/projects/${source.writeKey}/settings`)
     assert.equal(response.status, 200)
     assert.equal(response.headers.get('access-control-allow-origin'), '*')
-    assert.equal(response.headers.get('cache-control'), 'public, max-age=300')
+    // Its URLs come from the request's Host: no shared cache may keep it for others.
+    assert.equal(response.headers.get('cache-control'), 'private, max-age=300')
+    assert.equal(response.headers.get('vary'), 'Host, X-Forwarded-Host, X-Forwarded-Proto')
     const settings = (await response.json()) as any
     const segmentIo = settings.integrations['Segment.io']
     assert.equal(segmentIo.apiKey, source.writeKey)
@@ -277,6 +279,9 @@ describe('behind a proxy, with a public URL', () => {
       })
       assert.equal(settings.body.integrations['Segment.io'].apiHost, 'example.com/sluice/v1')
       assert.equal(settings.body.integrations['Segment.io'].protocol, 'https')
+      // The same document whatever the request's Host: any cache may keep it.
+      assert.equal(settings.headers['cache-control'], 'public, max-age=300')
+      assert.equal(settings.headers.vary, undefined)
     } finally {
       await pinned.destroy()
     }
