@@ -293,13 +293,18 @@ test('request logs never show a write key from a settings URL or a beacon query'
   const sluice = await spawnSluice({
     LOG_LEVEL: 'info',
     SLUICE_DATA_DIR: dataDir,
-    SLUICE_ADMIN_TOKEN: 'logs-admin',
+    SLUICE_ADMIN_TOKEN: 'logs-admin-token-of-24-chars',
   })
   try {
     for (const path of [
       '/v1/projects/KEY-IN-PATH/settings',
       '/sourceConfig/?p=npm&writeKey=KEY-IN-QUERY',
       '/beacon/v1/batch?writeKey=KEY-IN-BEACON',
+      // Other spellings the router and the query-string parser read the same way.
+      '/beacon/v1/batch?write%4Bey=KEY-IN-ENCODED-NAME',
+      '/beacon/v1/batch?x=1&%77rite%4B%65y=KEY-IN-ALL-ENCODED',
+      '/sourceConfig?WriteKey+=KEY-IN-ODD-CASE',
+      '/v1/%70rojects/KEY-IN-ENCODED-PATH/settings',
     ]) {
       await fetch(
         sluice.url + path,
@@ -309,7 +314,9 @@ test('request logs never show a write key from a settings URL or a beacon query'
     await until(
       'the request logs',
       () => sluice.output(),
-      (output) => output.includes('/beacon/v1/batch?writeKey=[redacted]'),
+      (output) =>
+        output.includes('/beacon/v1/batch?writeKey=[redacted]') &&
+        output.includes('/v1/%70rojects/[redacted]/settings'),
     )
     assert.doesNotMatch(sluice.output(), /KEY-IN-/)
     assert.match(sluice.output(), /\/v1\/projects\/\[redacted\]\/settings/)
