@@ -26,6 +26,7 @@ import { isStoreUnavailable } from '../store/errors.ts'
 import { openStore } from '../store/open.ts'
 import type { Store } from '../store/store.ts'
 import { resolveAdminToken } from './admin-token.ts'
+import { clientTimeoutOptions, requestTimeoutAnswer } from './client-timeouts.ts'
 import { keepHeapSmall } from './heap.ts'
 import { Housekeeper } from './housekeeper.ts'
 import { lingerOnUnreadBodies } from './lingering-close.ts'
@@ -137,22 +138,27 @@ export async function createSluice(
         .code(error.statusCode ?? 400)
         .send(errorBody(error.code.toLowerCase(), message))
     },
+    // A client that sends too slowly is answered 408 and cut off (client-timeouts.ts).
+    ...clientTimeoutOptions(config),
     clientErrorHandler: (error, socket) => {
-      // Not even a parseable HTTP request: answer by hand and close.
-      const tooLarge = (error as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW'
-      const status = tooLarge ? 431 : 400
+      // Not even a parseable HTTP request, or one that did not arrive in time: answer by hand and close.
+      const code = (error as NodeJS.ErrnoException).code
+      const timedOut = code === 'ERR_HTTP_REQUEST_TIMEOUT' ? requestTimeoutAnswer(socket, config) : undefined
+      if (timedOut === null || !socket.writable) return socket.destroy()
+      const tooLarge = code === 'HPE_HEADER_OVERFLOW'
+      const status = timedOut?.status ?? (tooLarge ? 431 : 400)
       const body = JSON.stringify(
-        tooLarge
-          ? errorBody(
-              'headers_too_large',
-              'The request headers are larger than 16 KB; send fewer or shorter headers.',
-            )
-          : errorBody(
-              'bad_http',
-              'The request is not valid HTTP/1.1 (request line, Content-Length or chunked encoding).',
-            ),
+        timedOut?.body ??
+          (tooLarge
+            ? errorBody(
+                'headers_too_large',
+                'The request headers are larger than 16 KB; send fewer or shorter headers.',
+              )
+            : errorBody(
+                'bad_http',
+                'The request is not valid HTTP/1.1 (request line, Content-Length or chunked encoding).',
+              )),
       )
-      if (!socket.writable) return socket.destroy()
       socket.end(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       )
