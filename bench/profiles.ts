@@ -46,13 +46,15 @@ async function startSluice(): Promise<Started> {
       SLUICE_DATA_DIR: dataDir,
       PORT: '0',
       LOG_LEVEL: 'warn',
-      SLUICE_ADMIN_TOKEN: 'bench',
+      SLUICE_ADMIN_TOKEN: 'bench-admin-token-0123456789',
       SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
     },
   )
   const base = match[1]!
   const sources = (await (
-    await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench' } })
+    await fetch(`${base}/api/v1/sources`, {
+      headers: { authorization: 'Bearer bench-admin-token-0123456789' },
+    })
   ).json()) as {
     sources: { id: string }[]
   }
@@ -70,7 +72,7 @@ async function startSluice(): Promise<Started> {
 async function api(base: string, path: string, body: unknown): Promise<{ id: string }> {
   const response = await fetch(`${base}/api/v1${path}`, {
     method: 'POST',
-    headers: { authorization: 'Bearer bench', 'content-type': 'application/json' },
+    headers: { authorization: 'Bearer bench-admin-token-0123456789', 'content-type': 'application/json' },
     body: JSON.stringify(body),
   })
   if (response.status !== 201) throw new Error(`POST ${path} failed: ${await response.text()}`)

@@ -22,7 +22,10 @@ export interface Config {
   dataDir: string
   /** `DATABASE_URL`; absent means embedded SQLite in `dataDir`. */
   databaseUrl: string | undefined
-  /** `SLUICE_ADMIN_TOKEN`; when unset a token is generated at first start and kept in `dataDir`. */
+  /**
+   * `SLUICE_ADMIN_TOKEN`; when unset a token is generated at first start and kept in `dataDir`. At
+   * least 24 characters (app/admin-token.ts refuses a shorter one at start).
+   */
   adminToken: string | undefined
   /** `LOG_LEVEL`, default `info` (`silent` to turn logging off). */
   logLevel: string
@@ -97,6 +100,13 @@ export interface Config {
    * count: a live-debugger stream stays open.
    */
   clientRequestTimeoutMs: number
+  /**
+   * `SLUICE_AUTH_FAILURES_PER_MINUTE`, default 20: failed attempts to authenticate (wrong tokens,
+   * forged session cookies, wrong sign-ins) one client address may make within a minute; then every
+   * attempt from it answers `429` until the minute has passed (manage/auth-throttle.ts). `0` turns
+   * throttling off. The Tracking API is never throttled.
+   */
+  authFailuresPerMinute: number
 }
 
 export class ConfigError extends Error {
@@ -174,6 +184,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     otlpTracesUrl: otlpTracesUrl(env),
     shutdownTimeoutMs: integer(env, 'SLUICE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 3_600_000),
     ...clientTimeouts(env),
+    authFailuresPerMinute: integer(env, 'SLUICE_AUTH_FAILURES_PER_MINUTE', 20, 0, 100_000),
   }
 }
 

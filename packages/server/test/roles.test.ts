@@ -12,7 +12,7 @@ test('--role api accepts without delivering; --role worker delivers and serves o
   const receiver = await startReceiver()
   const env = {
     SLUICE_DATA_DIR: dataDir,
-    SLUICE_ADMIN_TOKEN: 'roles',
+    SLUICE_ADMIN_TOKEN: 'roles-admin-token-0123456789',
     SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
   }
   try {

@@ -25,7 +25,7 @@ import { ProfileWorker } from '../profile/profile-worker.ts'
 import { isStoreUnavailable } from '../store/errors.ts'
 import { openStore } from '../store/open.ts'
 import type { Store } from '../store/store.ts'
-import { resolveAdminToken } from './admin-token.ts'
+import { checkAdminToken, resolveAdminToken } from './admin-token.ts'
 import { clientTimeoutOptions, requestTimeoutAnswer } from './client-timeouts.ts'
 import { keepHeapSmall } from './heap.ts'
 import { Housekeeper } from './housekeeper.ts'
@@ -64,6 +64,7 @@ export async function createSluice(
   config: Config,
   logger: Logger = createLogger(config.logLevel),
 ): Promise<Sluice> {
+  checkAdminToken(config.adminToken)
   if (config.databaseUrl && !config.adminToken && config.role !== 'worker') {
     // Each process would otherwise generate its own token in its own data dir, and the management
     // API would answer to a different token depending on which process a request reached.
@@ -84,7 +85,11 @@ export async function createSluice(
     : NO_METRICS
   const tracing = await createTracing(config.otlpTracesUrl)
   // Who may call the management API (and anything else protected by a token: see manage/auth.ts).
-  const access = new AccessControl({ store, adminToken: adminToken.value })
+  const access = new AccessControl({
+    store,
+    adminToken: adminToken.value,
+    failuresPerMinute: config.authFailuresPerMinute,
+  })
   const sender = new WebhookSender({
     allowPrivate: config.allowPrivateDestinations,
     timeoutMs: config.retry.requestTimeoutMs,

@@ -72,8 +72,17 @@ export const idParams = {
   properties: { id: { type: 'string', description: 'The resource id, e.g. `src_…` or `dst_…`.' } },
 } as const
 
+/** An address whose authentication failed too often (auth-throttle.ts), with `Retry-After`. */
+const throttled = {
+  ...errorResponse,
+  description:
+    'Too many failed attempts to authenticate from this address; retry after `Retry-After` seconds.',
+} as const
+
+/** Responses every route that needs a token can give. */
+export const authErrors = { 401: errorResponse, 429: throttled } as const
 /** Responses every management route can give besides its success. */
-export const commonErrors = { 400: errorResponse, 401: errorResponse } as const
+export const commonErrors = { 400: errorResponse, ...authErrors } as const
 export const withNotFound = { ...commonErrors, 404: errorResponse } as const
 
 /** The answer of a successful DELETE. */

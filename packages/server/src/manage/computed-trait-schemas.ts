@@ -5,6 +5,7 @@ import { COMPUTED_TRAIT_KINDS, MAX_WITHIN_DAYS, WHERE_OPERATORS } from '../domai
 import { MAX_WHERE_CONDITIONS } from '../domain/definition-limits.ts'
 import {
   ADMIN_SECURITY,
+  authErrors,
   commonErrors,
   deleted,
   errorResponse,
@@ -147,7 +148,7 @@ export const listComputedTraitsSchema = {
       required: ['computedTraits'],
       properties: { computedTraits: { type: 'array', items: computedTrait } },
     },
-    401: errorResponse,
+    ...authErrors,
   },
 } as const
 

@@ -11,8 +11,8 @@ import {
 import { MAX_ID_LENGTH } from '../ingest/limits.ts'
 import {
   ADMIN_SECURITY,
+  authErrors,
   commonErrors,
-  errorResponse,
   idParams,
   nullableTimestamp,
   type ResponseShape,
@@ -176,6 +176,6 @@ export const listSuppressionsSchema = {
       required: ['suppressions'],
       properties: { suppressions: { type: 'array', items: suppression } },
     },
-    401: errorResponse,
+    ...authErrors,
   },
 } as const
