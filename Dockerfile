@@ -1,9 +1,13 @@
 # Sluice: the server, the client library's build and the web app's build, on Node.js 24.
 # Build: docker build -t sluice .   Run: see docker-compose.yml and docs/operations.md ("Container").
 
+# The base image, pinned by the digest of node:24-bookworm-slim's multi-platform index, so a rebuild
+# uses the same bytes; to update, take the tag's current digest (docker buildx imagetools inspect).
+ARG NODE_IMAGE=node:24-bookworm-slim@sha256:235600a8101ab264e117b1768e925532262668dc9b581ef1dd7d96ced463b8e7
+
 # --- build: install every workspace (the install script builds the server and the web app), build the rest, then
 # drop the development dependencies so only what runs is copied on.
-FROM node:24-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY . .
 RUN npm install --no-audit --no-fund \
@@ -12,7 +16,8 @@ RUN npm install --no-audit --no-fund \
  && rm -rf bench packages/*/test .ci
 
 # --- runtime: the pruned tree, owned by root and read-only to the unprivileged user that runs it.
-FROM node:24-bookworm-slim
+# The root file system may be mounted read-only (docker-compose.yml does): only /data is written.
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

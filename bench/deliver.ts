@@ -176,7 +176,7 @@ async function measureLatency(): Promise<{
       SLUICE_DATA_DIR: dataDir,
       PORT: '0',
       LOG_LEVEL: 'warn',
-      SLUICE_ADMIN_TOKEN: 'bench',
+      SLUICE_ADMIN_TOKEN: 'bench-admin-token-0123456789',
       SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
     },
   )
@@ -185,11 +185,11 @@ async function measureLatency(): Promise<{
   let acked = new Map<string, number>()
   try {
     const sources = (await (
-      await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench' } })
+      await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench-admin-token-0123456789' } })
     ).json()) as { sources: SourceView[] }
     const created = await fetch(`${base}/api/v1/destinations`, {
       method: 'POST',
-      headers: { authorization: 'Bearer bench', 'content-type': 'application/json' },
+      headers: { authorization: 'Bearer bench-admin-token-0123456789', 'content-type': 'application/json' },
       body: JSON.stringify({
         name: 'latency receiver',
         type: 'webhooks',

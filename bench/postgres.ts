@@ -97,7 +97,7 @@ async function ingestPostgres(apiProcesses: number): Promise<Figure> {
     SLUICE_DATA_DIR: dataDir,
     PORT: '0',
     LOG_LEVEL: 'warn',
-    SLUICE_ADMIN_TOKEN: 'bench',
+    SLUICE_ADMIN_TOKEN: 'bench-admin-token-0123456789',
   }
   const children = []
   try {

@@ -22,7 +22,7 @@ const erasedCalls = quick ? 20_000 : 100_000
 const connections = 32
 const perRequest = 20
 const loadGenerator = join(import.meta.dirname, 'lib/load-generator.ts')
-const ADMIN = 'bench-privacy-token'
+const ADMIN = 'bench-privacy-token-0123456789'
 
 interface LoadResult {
   events: number

@@ -52,13 +52,13 @@ async function startSluice(): Promise<Started> {
       SLUICE_DATA_DIR: dataDir,
       PORT: '0',
       LOG_LEVEL: 'warn',
-      SLUICE_ADMIN_TOKEN: 'bench',
+      SLUICE_ADMIN_TOKEN: 'bench-admin-token-0123456789',
       SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
     },
   )
   const base = match[1]!
   const sources = (await (
-    await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench' } })
+    await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench-admin-token-0123456789' } })
   ).json()) as { sources: SourceView[] }
   return {
     base,
@@ -75,7 +75,7 @@ async function startSluice(): Promise<Started> {
 async function api<View>(base: string, path: string, body: unknown): Promise<View> {
   const response = await fetch(`${base}/api/v1${path}`, {
     method: 'POST',
-    headers: { authorization: 'Bearer bench', 'content-type': 'application/json' },
+    headers: { authorization: 'Bearer bench-admin-token-0123456789', 'content-type': 'application/json' },
     body: JSON.stringify(body),
   })
   if (response.status !== 201) throw new Error(`POST ${path} failed: ${await response.text()}`)

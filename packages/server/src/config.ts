@@ -22,7 +22,10 @@ export interface Config {
   dataDir: string
   /** `DATABASE_URL`; absent means embedded SQLite in `dataDir`. */
   databaseUrl: string | undefined
-  /** `SLUICE_ADMIN_TOKEN`; when unset a token is generated at first start and kept in `dataDir`. */
+  /**
+   * `SLUICE_ADMIN_TOKEN`; when unset a token is generated at first start and kept in `dataDir`. At
+   * least 24 characters (app/admin-token.ts refuses a shorter one at start).
+   */
   adminToken: string | undefined
   /** `LOG_LEVEL`, default `info` (`silent` to turn logging off). */
   logLevel: string
@@ -85,6 +88,25 @@ export interface Config {
    * their lease. Below a container's usual 30-second grace period, so Sluice says why it stopped.
    */
   shutdownTimeoutMs: number
+  /**
+   * `SLUICE_CLIENT_HEADERS_TIMEOUT_MS`, default 10000: a client has this long from the start of a
+   * request to send all of its headers; then `408` and the connection is closed (slowloris).
+   */
+  clientHeadersTimeoutMs: number
+  /**
+   * `SLUICE_CLIENT_REQUEST_TIMEOUT_MS`, default 30000: a client has this long from the start of a
+   * request to send all of it, body included (a 500 KB batch at 20 KB/s); then `408` and the
+   * connection is closed. At least `SLUICE_CLIENT_HEADERS_TIMEOUT_MS`. Time spent answering does not
+   * count: a live-debugger stream stays open.
+   */
+  clientRequestTimeoutMs: number
+  /**
+   * `SLUICE_AUTH_FAILURES_PER_MINUTE`, default 20: failed attempts to authenticate (wrong tokens,
+   * forged session cookies, wrong sign-ins) one client address may make within a minute; then every
+   * attempt from it answers `429` until the minute has passed (manage/auth-throttle.ts). `0` turns
+   * throttling off. The Tracking API is never throttled.
+   */
+  authFailuresPerMinute: number
 }
 
 export class ConfigError extends Error {
@@ -161,7 +183,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ingestQueueBytes: integer(env, 'SLUICE_INGEST_QUEUE_BYTES', 32 * 1024 * 1024, 1024 * 1024, 2 ** 32),
     otlpTracesUrl: otlpTracesUrl(env),
     shutdownTimeoutMs: integer(env, 'SLUICE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 3_600_000),
+    ...clientTimeouts(env),
+    authFailuresPerMinute: integer(env, 'SLUICE_AUTH_FAILURES_PER_MINUTE', 20, 0, 100_000),
   }
+}
+
+/** How long a client may take to send a request's headers, and all of it; checked together. */
+function clientTimeouts(
+  env: NodeJS.ProcessEnv,
+): Pick<Config, 'clientHeadersTimeoutMs' | 'clientRequestTimeoutMs'> {
+  const clientHeadersTimeoutMs = integer(env, 'SLUICE_CLIENT_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000)
+  const clientRequestTimeoutMs = integer(env, 'SLUICE_CLIENT_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000)
+  if (clientRequestTimeoutMs < clientHeadersTimeoutMs) {
+    throw new ConfigError(
+      'SLUICE_CLIENT_REQUEST_TIMEOUT_MS',
+      `must be at least SLUICE_CLIENT_HEADERS_TIMEOUT_MS (${clientHeadersTimeoutMs}): the headers are part of the request; got ${clientRequestTimeoutMs}`,
+    )
+  }
+  return { clientHeadersTimeoutMs, clientRequestTimeoutMs }
 }
 
 /** `SLUICE_PUBLIC_URL`: an absolute http(s) URL with no query or fragment, kept without a trailing slash. */

@@ -12,7 +12,7 @@ test('--role api accepts without delivering; --role worker delivers and serves o
   const receiver = await startReceiver()
   const env = {
     SLUICE_DATA_DIR: dataDir,
-    SLUICE_ADMIN_TOKEN: 'roles',
+    SLUICE_ADMIN_TOKEN: 'roles-admin-token-0123456789',
     SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
   }
   try {
@@ -23,7 +23,7 @@ test('--role api accepts without delivering; --role worker delivers and serves o
     const api = await spawnSluice({ ...env, SLUICE_ROLE: 'api' })
     const created = await fetch(`${api.url}/api/v1/destinations`, {
       method: 'POST',
-      headers: { authorization: 'Bearer roles', 'content-type': 'application/json' },
+      headers: { authorization: 'Bearer roles-admin-token-0123456789', 'content-type': 'application/json' },
       body: JSON.stringify({
         name: 'r',
         type: 'webhooks',

@@ -1,7 +1,22 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Config } from '../config.ts'
+import { type Config, ConfigError } from '../config.ts'
 import { newSecretToken } from '../lib/ids.ts'
+
+/** The shortest admin token accepted: 24 characters of `openssl rand -base64 32` carry 144 random bits. */
+export const MIN_ADMIN_TOKEN_LENGTH = 24
+
+/**
+ * Refuses a configured admin token too short to withstand guessing (the management API throttles
+ * failed attempts per address, but an attacker may have many addresses).
+ */
+export function checkAdminToken(token: string | undefined): void {
+  if (token === undefined || token.length >= MIN_ADMIN_TOKEN_LENGTH) return
+  throw new ConfigError(
+    'SLUICE_ADMIN_TOKEN',
+    `is ${token.length} characters long; use at least ${MIN_ADMIN_TOKEN_LENGTH} random ones, e.g. SLUICE_ADMIN_TOKEN=$(openssl rand -base64 32), or unset it to have Sluice generate one`,
+  )
+}
 
 /**
  * The management API's bearer token: `SLUICE_ADMIN_TOKEN` when set; otherwise the token kept in

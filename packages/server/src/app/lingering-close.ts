@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 
 /**
@@ -23,6 +24,17 @@ export const LINGER_BYTES = 16 * 1024 * 1024
 /** The longest a refused body is read after the answer. */
 export const LINGER_MS = 10_000
 
+/** Sockets answered before their request's body was read, whose body is still being drained. */
+const lingering = new WeakSet<Socket>()
+
+/**
+ * True when the socket's request was answered before its body was read (that body is being drained
+ * now): nothing more may be written on it, not even a timeout's 408 (client-timeouts.ts).
+ */
+export function isLingering(socket: Socket): boolean {
+  return lingering.has(socket)
+}
+
 export function lingerOnUnreadBodies(app: FastifyInstance): void {
   app.addHook('onSend', (request, reply, payload, done) => {
     if (!request.raw.complete) {
@@ -40,6 +52,7 @@ export function lingerOnUnreadBodies(app: FastifyInstance): void {
  */
 function readTheRest(body: IncomingMessage): void {
   const socket = body.socket
+  lingering.add(socket)
   let bytes = 0
   const timer = setTimeout(() => socket.destroy(), LINGER_MS)
   timer.unref()
@@ -47,5 +60,8 @@ function readTheRest(body: IncomingMessage): void {
     bytes += chunk.length
     if (bytes > LINGER_BYTES) socket.destroy()
   })
-  body.once('close', () => clearTimeout(timer))
+  body.once('close', () => {
+    clearTimeout(timer)
+    lingering.delete(socket)
+  })
 }

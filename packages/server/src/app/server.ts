@@ -25,7 +25,8 @@ import { ProfileWorker } from '../profile/profile-worker.ts'
 import { isStoreUnavailable } from '../store/errors.ts'
 import { openStore } from '../store/open.ts'
 import type { Store } from '../store/store.ts'
-import { resolveAdminToken } from './admin-token.ts'
+import { checkAdminToken, resolveAdminToken } from './admin-token.ts'
+import { clientTimeoutOptions, requestTimeoutAnswer } from './client-timeouts.ts'
 import { keepHeapSmall } from './heap.ts'
 import { Housekeeper } from './housekeeper.ts'
 import { lingerOnUnreadBodies } from './lingering-close.ts'
@@ -63,6 +64,7 @@ export async function createSluice(
   config: Config,
   logger: Logger = createLogger(config.logLevel),
 ): Promise<Sluice> {
+  checkAdminToken(config.adminToken)
   if (config.databaseUrl && !config.adminToken && config.role !== 'worker') {
     // Each process would otherwise generate its own token in its own data dir, and the management
     // API would answer to a different token depending on which process a request reached.
@@ -83,7 +85,11 @@ export async function createSluice(
     : NO_METRICS
   const tracing = await createTracing(config.otlpTracesUrl)
   // Who may call the management API (and anything else protected by a token: see manage/auth.ts).
-  const access = new AccessControl({ store, adminToken: adminToken.value })
+  const access = new AccessControl({
+    store,
+    adminToken: adminToken.value,
+    failuresPerMinute: config.authFailuresPerMinute,
+  })
   const sender = new WebhookSender({
     allowPrivate: config.allowPrivateDestinations,
     timeoutMs: config.retry.requestTimeoutMs,
@@ -137,22 +143,27 @@ export async function createSluice(
         .code(error.statusCode ?? 400)
         .send(errorBody(error.code.toLowerCase(), message))
     },
+    // A client that sends too slowly is answered 408 and cut off (client-timeouts.ts).
+    ...clientTimeoutOptions(config),
     clientErrorHandler: (error, socket) => {
-      // Not even a parseable HTTP request: answer by hand and close.
-      const tooLarge = (error as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW'
-      const status = tooLarge ? 431 : 400
+      // Not even a parseable HTTP request, or one that did not arrive in time: answer by hand and close.
+      const code = (error as NodeJS.ErrnoException).code
+      const timedOut = code === 'ERR_HTTP_REQUEST_TIMEOUT' ? requestTimeoutAnswer(socket, config) : undefined
+      if (timedOut === null || !socket.writable) return socket.destroy()
+      const tooLarge = code === 'HPE_HEADER_OVERFLOW'
+      const status = timedOut?.status ?? (tooLarge ? 431 : 400)
       const body = JSON.stringify(
-        tooLarge
-          ? errorBody(
-              'headers_too_large',
-              'The request headers are larger than 16 KB; send fewer or shorter headers.',
-            )
-          : errorBody(
-              'bad_http',
-              'The request is not valid HTTP/1.1 (request line, Content-Length or chunked encoding).',
-            ),
+        timedOut?.body ??
+          (tooLarge
+            ? errorBody(
+                'headers_too_large',
+                'The request headers are larger than 16 KB; send fewer or shorter headers.',
+              )
+            : errorBody(
+                'bad_http',
+                'The request is not valid HTTP/1.1 (request line, Content-Length or chunked encoding).',
+              )),
       )
-      if (!socket.writable) return socket.destroy()
       socket.end(
         `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       )

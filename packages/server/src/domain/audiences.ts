@@ -6,6 +6,7 @@ import {
   type WhereCondition,
   type WhereOperator,
 } from './computed-traits.ts'
+import { checkDefinitionLimits } from './definition-limits.ts'
 import { NotFoundError, ValidationError } from './errors.ts'
 
 /**
@@ -65,6 +66,8 @@ export interface DefinitionContext {
  * (under `at`, e.g. `/definition/all/1/count/op`).
  */
 export function checkDefinition(node: unknown, context: DefinitionContext, at = '/definition'): AudienceNode {
+  // Bounded first, without recursion: `check` below (and every later walk) recurses.
+  checkDefinitionLimits(node, context.audiences, context.ownKey, at)
   check(node, context, at, context.ownKey === null ? [] : [context.ownKey])
   return node as AudienceNode
 }

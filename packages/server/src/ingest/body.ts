@@ -1,7 +1,8 @@
 import { gunzipSync, inflateSync } from 'node:zlib'
 import { HttpError } from '../lib/errors.ts'
+import { nestedDeeperThan } from '../lib/json-depth.ts'
 import { MAX_REQUEST_BYTES } from './limits.ts'
-import { MAX_NESTING_DEPTH, nestedDeeperThan } from './validate.ts'
+import { MAX_NESTING_DEPTH } from './validate.ts'
 
 /**
  * Decodes a Tracking API body: optional gzip/deflate, the 500 KB limit measured after decompression,

@@ -17,3 +17,10 @@ export const MAX_BATCH_ITEMS = 2_500
 
 /** Longest `messageId` kept; longer ones are rejected so the dedupe index stays small. */
 export const MAX_MESSAGE_ID_LENGTH = 256
+
+/**
+ * Longest `userId` or `anonymousId`, in characters (Unicode code points). Far above any real id; the
+ * management API takes ids up to the same length (a regulation's `subjectIds`, the delivery and profile
+ * filters), so every id Sluice accepts can be named there.
+ */
+export const MAX_ID_LENGTH = 1_024

@@ -55,6 +55,14 @@ const PREFLIGHT_HEADERS = [
 
 /** Browsers may keep a settings document this long; a rotated or disabled write key shows within it. */
 const SETTINGS_CACHE_CONTROL = 'public, max-age=300'
+/**
+ * The same, for a settings document whose URLs come from the request's own Host (and, behind a
+ * trusted proxy, X-Forwarded-Host and -Proto) because SLUICE_PUBLIC_URL is unset. A shared cache keyed
+ * on the URL alone would hand one client's Host to everyone (cache poisoning): only the browser may
+ * keep it, and the headers it depends on are named for any cache that keeps it anyway.
+ */
+const REQUEST_DERIVED_CACHE_CONTROL = 'private, max-age=300'
+const REQUEST_DERIVED_VARY = 'Host, X-Forwarded-Host, X-Forwarded-Proto'
 
 /**
  * The Segment-compatible Tracking API over HTTP (docs/tracking-api.md): `/v1/batch`, `/v1/import` and
@@ -208,7 +216,10 @@ export const trackingApi: FastifyPluginAsync<TrackingApiOptions> = async (
     async (request, reply) => {
       const source = await sourceForSettings(findSource, (request.params as { writeKey: string }).writeKey)
       const base = publicBaseUrl(publicUrl, request.protocol, request.host)
-      return reply.header('cache-control', SETTINGS_CACHE_CONTROL).send(segmentSettings(source, base))
+      if (publicUrl === undefined) {
+        reply.header('cache-control', REQUEST_DERIVED_CACHE_CONTROL).header('vary', REQUEST_DERIVED_VARY)
+      } else reply.header('cache-control', SETTINGS_CACHE_CONTROL)
+      return reply.send(segmentSettings(source, base))
     },
   )
   const sourceConfig = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -1,5 +1,6 @@
 import { MESSAGE_TYPES, type MessageType } from '../domain/messages.ts'
-import { MAX_MESSAGE_BYTES, MAX_MESSAGE_ID_LENGTH } from './limits.ts'
+import { nestedDeeperThan } from '../lib/json-depth.ts'
+import { MAX_ID_LENGTH, MAX_MESSAGE_BYTES, MAX_MESSAGE_ID_LENGTH } from './limits.ts'
 
 /**
  * Deepest nesting of objects and arrays in a message (the message itself is level 1). Far beyond any
@@ -34,8 +35,12 @@ export function validateMessage(item: unknown): string | null {
     return '.userId or .anonymousId is required: a non-empty string identifying the user.'
   }
   for (const field of ID_FIELDS) {
-    if (!isAbsentId(message[field]) && !isId(message[field])) {
-      return `.${field} must be a non-empty string or a number; got ${describe(message[field])}.`
+    const id = message[field]
+    if (!isAbsentId(id) && !isId(id)) {
+      return `.${field} must be a non-empty string or a number; got ${describe(id)}.`
+    }
+    if (typeof id === 'string' && id.length > MAX_ID_LENGTH && codePoints(id) > MAX_ID_LENGTH) {
+      return `.${field} is ${codePoints(id)} characters; the limit is ${MAX_ID_LENGTH}.`
     }
   }
   switch (type as MessageType) {
@@ -92,32 +97,6 @@ export function validateMessage(item: unknown): string | null {
   return null
 }
 
-/**
- * True when `value` nests objects and arrays more than `limit` levels deep (a bare object or array is
- * 1 level). The walk stops descending at the limit, so it recurses at most `limit` frames deep however
- * deeply the value is nested. It runs on every accepted message, so it allocates nothing.
- */
-export function nestedDeeperThan(value: unknown, limit: number): boolean {
-  return value !== null && typeof value === 'object' && deeperThan(value, limit)
-}
-
-function deeperThan(node: object, levelsLeft: number): boolean {
-  if (levelsLeft < 1) return true
-  if (Array.isArray(node)) {
-    for (let i = 0; i < node.length; i++) {
-      const child: unknown = node[i]
-      if (child !== null && typeof child === 'object' && deeperThan(child, levelsLeft - 1)) return true
-    }
-    return false
-  }
-  // Parsed JSON: plain objects whose keys are all own and enumerable.
-  for (const key in node) {
-    const child: unknown = (node as Record<string, unknown>)[key]
-    if (child !== null && typeof child === 'object' && deeperThan(child, levelsLeft - 1)) return true
-  }
-  return false
-}
-
 /** The 32 KB rule, on the message as the client sent it (serialized). */
 export function messageSizeError(serializedBytes: number): string | null {
   return serializedBytes > MAX_MESSAGE_BYTES
@@ -153,6 +132,13 @@ function isId(value: unknown): boolean {
     (typeof value === 'string' && value.trim() !== '') ||
     (typeof value === 'number' && Number.isFinite(value))
   )
+}
+
+/** Characters as JSON Schema's `maxLength` counts them (an emoji is one, not two UTF-16 units). */
+function codePoints(text: string): number {
+  let count = 0
+  for (const _ of text) count++
+  return count
 }
 
 function describe(value: unknown): string {

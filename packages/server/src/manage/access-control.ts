@@ -11,6 +11,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { hashToken } from '../domain/token-service.ts'
 import type { AccessToken, TokenRole } from '../domain/tokens.ts'
 import type { Store } from '../store/store.ts'
+import { AuthThrottle, DEFAULT_FAILURES_PER_WINDOW } from './auth-throttle.ts'
 
 /** How long a token lookup is trusted: revocation reaches every process within this (well under 5 s). */
 export const TOKEN_CACHE_MS = 2_000
@@ -38,14 +39,20 @@ export function isAdminToken(presented: string, expected: string): boolean {
 const ADMIN: Principal = { role: 'admin', tokenId: ADMIN_ID, name: 'Admin token' }
 
 export class AccessControl {
+  /** Failed attempts per client address (auth-throttle.ts); auth.ts and sign-in report to it. */
+  readonly throttle: AuthThrottle
   private readonly store: Store
   private readonly adminToken: string
   private readonly sessionKey: Buffer
   private readonly cache = new Map<string, { principal: Principal | null; until: number }>()
   private readonly lastUseWritten = new Map<string, number>()
 
-  constructor(options: { store: Store; adminToken: string }) {
+  /** `failuresPerMinute`: `SLUICE_AUTH_FAILURES_PER_MINUTE`, default 20 (0: no throttling). */
+  constructor(options: { store: Store; adminToken: string; failuresPerMinute?: number }) {
     if (options.adminToken === '') throw new Error('The admin token must not be empty.')
+    this.throttle = new AuthThrottle({
+      failuresPerWindow: options.failuresPerMinute ?? DEFAULT_FAILURES_PER_WINDOW,
+    })
     this.store = options.store
     this.adminToken = options.adminToken
     this.sessionKey = createHash('sha256').update(`sluice-session:${options.adminToken}`).digest()
@@ -64,13 +71,16 @@ export class AccessControl {
     return `${body}.${this.sign(body)}`
   }
 
-  /** The principal of a session cookie, or null when it is forged, expired, or its token was revoked. */
-  async session(cookie: string, now = Date.now()): Promise<Principal | null> {
+  /**
+   * The principal of a session cookie; null when it expired or its token was revoked, `'forged'` when
+   * Sluice did not sign it (a guess, which the throttle counts).
+   */
+  async session(cookie: string, now = Date.now()): Promise<Principal | null | 'forged'> {
     const [tokenId, expires, signature] = cookie.split('.')
-    if (!tokenId || !expires || !signature) return null
+    if (!tokenId || !expires || !signature) return 'forged'
     const expected = Buffer.from(this.sign(`${tokenId}.${expires}`))
     const given = Buffer.from(signature)
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'forged'
     if (!(Number(expires) > now)) return null
     if (tokenId === ADMIN_ID) return ADMIN
     return this.cached(`id:${tokenId}`, () => this.store.getToken(tokenId))

@@ -4,6 +4,7 @@
 import { TOKEN_ROLES } from '../domain/tokens.ts'
 import {
   ADMIN_SECURITY,
+  authErrors,
   commonErrors,
   deleted,
   errorResponse,
@@ -77,7 +78,7 @@ export const listTokensSchema = {
       required: ['tokens'],
       properties: { tokens: { type: 'array', items: token } },
     },
-    401: errorResponse,
+    ...authErrors,
     ...forbidden,
   },
 } as const
@@ -122,7 +123,7 @@ export const currentSessionSchema = {
   tags: tokenTags,
   summary: 'Who is signed in',
   security: ADMIN_SECURITY,
-  response: { 200: { ...session, description: 'The session (or bearer token) in use.' }, 401: errorResponse },
+  response: { 200: { ...session, description: 'The session (or bearer token) in use.' }, ...authErrors },
 } as const
 
 export const signOutSchema = {

@@ -4,6 +4,7 @@
  */
 import {
   ADMIN_SECURITY,
+  authErrors,
   commonErrors,
   deleted,
   errorResponse,
@@ -127,7 +128,7 @@ export const listAudiencesSchema = {
       required: ['audiences'],
       properties: { audiences: { type: 'array', items: audience } },
     },
-    401: errorResponse,
+    ...authErrors,
   },
 } as const
 

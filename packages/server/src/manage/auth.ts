@@ -47,6 +47,8 @@ export function canSeeSecrets(request: FastifyRequest): boolean {
  * Cookie-borne changes must also pass the CSRF check. This is the one check every protected route uses.
  */
 export async function authenticate(access: AccessControl, request: FastifyRequest): Promise<Principal> {
+  // An address that failed too often is refused before its credentials are even looked at.
+  access.throttle.check(request.ip)
   const header = request.headers.authorization
   if (header !== undefined) {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)
@@ -59,6 +61,7 @@ export async function authenticate(access: AccessControl, request: FastifyReques
     }
     const principal = await access.identify(match[1])
     if (!principal) {
+      access.throttle.failed(request.ip)
       throw new HttpError(401, 'unauthorized', `The token is wrong or was revoked. ${HOW_TO_AUTHENTICATE}`)
     }
     return principal
@@ -68,7 +71,8 @@ export async function authenticate(access: AccessControl, request: FastifyReques
     throw new HttpError(401, 'unauthorized', `No token was sent. ${HOW_TO_AUTHENTICATE}`)
   }
   const principal = await access.session(cookie)
-  if (!principal) {
+  if (principal === 'forged') access.throttle.failed(request.ip)
+  if (principal === null || principal === 'forged') {
     throw new HttpError(
       401,
       'unauthorized',

@@ -29,6 +29,20 @@ export const resourceName = {
   maxLength: NAME_MAX_LENGTH,
   description: 'Shown in the UI and logs; surrounding whitespace is removed.',
 } as const
+/**
+ * A whole-number query parameter (a page size, a cursor, a step): every one has both bounds, and
+ * `checkQueryStrictly` (request-validation.ts) refuses anything but plain digits within them, naming
+ * the parameter and its range, before Ajv coerces the text.
+ */
+export function wholeNumberQuery<
+  const Options extends { minimum: number; maximum: number; default?: number; description: string },
+>(options: Options) {
+  return { type: 'integer', ...options } as const
+}
+
+/** The largest cursor (`before`): ids are positive safe integers. */
+export const MAX_CURSOR = Number.MAX_SAFE_INTEGER
+
 export const timestamp = { type: 'string', format: 'date-time' } as const
 export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const
 
@@ -58,8 +72,17 @@ export const idParams = {
   properties: { id: { type: 'string', description: 'The resource id, e.g. `src_…` or `dst_…`.' } },
 } as const
 
+/** An address whose authentication failed too often (auth-throttle.ts), with `Retry-After`. */
+const throttled = {
+  ...errorResponse,
+  description:
+    'Too many failed attempts to authenticate from this address; retry after `Retry-After` seconds.',
+} as const
+
+/** Responses every route that needs a token can give. */
+export const authErrors = { 401: errorResponse, 429: throttled } as const
 /** Responses every management route can give besides its success. */
-export const commonErrors = { 400: errorResponse, 401: errorResponse } as const
+export const commonErrors = { 400: errorResponse, ...authErrors } as const
 export const withNotFound = { ...commonErrors, 404: errorResponse } as const
 
 /** The answer of a successful DELETE. */

@@ -2,8 +2,10 @@
  * JSON Schemas of the computed-trait routes, and the types derived from them.
  */
 import { COMPUTED_TRAIT_KINDS, MAX_WITHIN_DAYS, WHERE_OPERATORS } from '../domain/computed-traits.ts'
+import { MAX_WHERE_CONDITIONS } from '../domain/definition-limits.ts'
 import {
   ADMIN_SECURITY,
+  authErrors,
   commonErrors,
   deleted,
   errorResponse,
@@ -58,7 +60,12 @@ const definitionFields = {
   kind: { type: 'string', enum: COMPUTED_TRAIT_KINDS },
   event: { type: 'string', minLength: 1, description: 'The track event the calls must have.' },
   property: { type: 'string', minLength: 1, description: 'Required for every kind but `count`.' },
-  where: { type: 'array', items: whereCondition, description: 'Every condition must hold.' },
+  where: {
+    type: 'array',
+    maxItems: MAX_WHERE_CONDITIONS,
+    items: whereCondition,
+    description: `Every condition must hold. At most ${MAX_WHERE_CONDITIONS}.`,
+  },
   withinDays: {
     type: 'integer',
     minimum: 1,
@@ -141,7 +148,7 @@ export const listComputedTraitsSchema = {
       required: ['computedTraits'],
       properties: { computedTraits: { type: 'array', items: computedTrait } },
     },
-    401: errorResponse,
+    ...authErrors,
   },
 } as const
 

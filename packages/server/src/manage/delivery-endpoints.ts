@@ -60,11 +60,15 @@ export const deliveryEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
       ...(since === undefined ? {} : { since: parseTime(since) }),
       ...(until === undefined ? {} : { until: parseTime(until, 'until') }),
     })
-    return { deliveries: page.deliveries.map(deliveryView), nextCursor: page.nextCursor }
+    const reveal = canSeeSecrets(request)
+    return {
+      deliveries: page.deliveries.map((delivery) => deliveryView(delivery, reveal)),
+      nextCursor: page.nextCursor,
+    }
   })
 
   app.get('/deliveries/:id', { schema: getDeliverySchema }, async (request) =>
-    deliveryView(await deliveries.get(parseDeliveryId(request.params.id))),
+    deliveryView(await deliveries.get(parseDeliveryId(request.params.id)), canSeeSecrets(request)),
   )
 
   app.get('/deliveries/:id/request', { schema: deliveryRequestSchema }, async (request) =>
@@ -76,7 +80,7 @@ export const deliveryEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
 
   app.post('/deliveries/:id/replay', { schema: replayDeliverySchema }, async (request, reply) => {
     const replayed = await deliveries.replay(parseDeliveryId(request.params.id))
-    return reply.code(202).send(deliveryView(replayed))
+    return reply.code(202).send(deliveryView(replayed, canSeeSecrets(request)))
   })
 
   app.post('/destinations/:id/replay', { schema: replayDestinationSchema }, async (request, reply) => {
@@ -90,7 +94,8 @@ export const deliveryEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
 
   app.post('/destinations/:id/test', { schema: testDestinationSchema }, async (request) => {
     const { ok, messageId, results } = await testEvents.send(request.params.id)
-    return { ok, messageId, results: results.map(attemptResultView) }
+    const reveal = canSeeSecrets(request)
+    return { ok, messageId, results: results.map((result) => attemptResultView(result, reveal)) }
   })
 
   app.get('/destinations/:id/stats/series', { schema: destinationSeriesSchema }, async (request) => {

@@ -13,12 +13,15 @@ import {
 } from '../domain/deliveries.ts'
 import { STORED_MESSAGE_TYPES } from '../domain/messages.ts'
 import { TEST_EVENT } from '../domain/test-event.ts'
+import { MAX_ID_LENGTH } from '../ingest/limits.ts'
 import {
   ADMIN_SECURITY,
   errorResponse,
+  MAX_CURSOR,
   nullableTimestamp,
   type ResponseShape,
   timestamp,
+  wholeNumberQuery,
   withNotFound,
 } from './common-schemas.ts'
 import { seriesQuerystring, seriesResponse } from './series-query.ts'
@@ -183,18 +186,17 @@ export const listDeliveriesSchema = {
     additionalProperties: false,
     properties: {
       status: { ...deliveryStatus, description: 'Only deliveries in this state.' },
-      limit: {
-        type: 'integer',
+      limit: wholeNumberQuery({
         minimum: 1,
         maximum: DELIVERY_PAGE_SIZE.max,
         default: DELIVERY_PAGE_SIZE.default,
         description: `How many deliveries per page, 1 to ${DELIVERY_PAGE_SIZE.max}.`,
-      },
-      before: {
-        type: 'integer',
+      }),
+      before: wholeNumberQuery({
         minimum: 1,
+        maximum: MAX_CURSOR,
         description: "Only deliveries older than this id: the previous page's `nextCursor`.",
-      },
+      }),
       type: {
         type: 'string',
         enum: STORED_MESSAGE_TYPES,
@@ -203,7 +205,7 @@ export const listDeliveriesSchema = {
       userId: {
         type: 'string',
         minLength: 1,
-        maxLength: 1000,
+        maxLength: MAX_ID_LENGTH,
         description: 'Only deliveries of messages with this `userId`.',
       },
       since: {

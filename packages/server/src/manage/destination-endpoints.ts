@@ -21,8 +21,9 @@ export const destinationEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
     allowPrivateDestinations: boolean
   }
 }> = async (app, { destinations, allowPrivateDestinations }) => {
+  // Only admins save (viewers are refused first), so the saved view shows the URLs in full.
   const saved = async (record: DestinationWithStats) => ({
-    ...destinationView(record),
+    ...destinationView(record, true),
     warnings: await unreachableUrlWarnings(record.destination.settings.webhooks, {
       allowPrivate: allowPrivateDestinations,
     }),

@@ -7,9 +7,9 @@ import { RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../deliver/webhook-setti
 import { DESTINATION_TYPES } from '../domain/destinations.ts'
 import {
   ADMIN_SECURITY,
+  authErrors,
   commonErrors,
   deleted,
-  errorResponse,
   idParams,
   type ResponseShape,
   resourceName,
@@ -164,7 +164,7 @@ export const listDestinationsSchema = {
       required: ['destinations'],
       properties: { destinations: { type: 'array', items: destination } },
     },
-    401: errorResponse,
+    ...authErrors,
   },
 } as const
 

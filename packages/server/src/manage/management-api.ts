@@ -26,7 +26,12 @@ import { liveEndpoints } from './live-endpoints.ts'
 import { profileEndpoints } from './profile-endpoints.ts'
 import { regulationEndpoints } from './regulation-endpoints.ts'
 import { rephraseRequestError } from './request-errors.ts'
-import { checkBodyStrictly, checkQueryStrictly, formatSchemaError } from './request-validation.ts'
+import {
+  checkBodyDepth,
+  checkBodyStrictly,
+  checkQueryStrictly,
+  formatSchemaError,
+} from './request-validation.ts'
 import { sessionEndpoints } from './session-endpoints.ts'
 import { sourceEndpoints } from './source-endpoints.ts'
 import { tokenEndpoints } from './token-endpoints.ts'
@@ -51,6 +56,7 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
 ) => {
   // Hooks and the formatter apply to this plugin only (Fastify encapsulation), not to the Tracking API.
   app.decorateRequest('principal', null)
+  app.addHook('preValidation', checkBodyDepth)
   app.addHook('preValidation', checkBodyStrictly)
   app.addHook('preValidation', checkQueryStrictly)
   app.setSchemaErrorFormatter(formatSchemaError)

@@ -2,7 +2,16 @@
  * JSON Schemas of the profile routes, and the types derived from them.
  */
 import { PROFILE_EVENTS_PAGE_SIZE } from '../domain/profiles.ts'
-import { ADMIN_SECURITY, idParams, type ResponseShape, timestamp, withNotFound } from './common-schemas.ts'
+import { MAX_ID_LENGTH } from '../ingest/limits.ts'
+import {
+  ADMIN_SECURITY,
+  idParams,
+  MAX_CURSOR,
+  type ResponseShape,
+  timestamp,
+  wholeNumberQuery,
+  withNotFound,
+} from './common-schemas.ts'
 
 const freeForm = { type: 'object', additionalProperties: true } as const
 
@@ -68,8 +77,18 @@ export const findProfileSchema = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      userId: { type: 'string', minLength: 1, description: 'Give this or anonymousId.' },
-      anonymousId: { type: 'string', minLength: 1, description: 'Give this or userId.' },
+      userId: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_ID_LENGTH,
+        description: 'Give this or anonymousId.',
+      },
+      anonymousId: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_ID_LENGTH,
+        description: 'Give this or userId.',
+      },
     },
   },
   response: { 200: { ...profile, description: 'The profile holding that identity.' }, ...withNotFound },
@@ -94,14 +113,17 @@ export const listProfileEventsSchema = {
     type: 'object',
     additionalProperties: false,
     properties: {
-      limit: {
-        type: 'integer',
+      limit: wholeNumberQuery({
         minimum: 1,
         maximum: PROFILE_EVENTS_PAGE_SIZE.max,
         default: PROFILE_EVENTS_PAGE_SIZE.default,
         description: `How many calls per page, 1 to ${PROFILE_EVENTS_PAGE_SIZE.max}.`,
-      },
-      before: { type: 'integer', minimum: 1, description: "The previous page's `nextCursor`." },
+      }),
+      before: wholeNumberQuery({
+        minimum: 1,
+        maximum: MAX_CURSOR,
+        description: "The previous page's `nextCursor`.",
+      }),
     },
   },
   response: {

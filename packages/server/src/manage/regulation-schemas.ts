@@ -8,14 +8,16 @@ import {
   SUBJECT_IDS_MAX,
   SUBJECT_TYPE,
 } from '../domain/regulations.ts'
+import { MAX_ID_LENGTH } from '../ingest/limits.ts'
 import {
   ADMIN_SECURITY,
+  authErrors,
   commonErrors,
-  errorResponse,
   idParams,
   nullableTimestamp,
   type ResponseShape,
   timestamp,
+  wholeNumberQuery,
   withNotFound,
 } from './common-schemas.ts'
 
@@ -113,8 +115,8 @@ export const createRegulationSchema = {
         type: 'array',
         minItems: 1,
         maxItems: SUBJECT_IDS_MAX,
-        items: { type: 'string', minLength: 1 },
-        description: `1 to ${SUBJECT_IDS_MAX} user ids (the calls' \`userId\`).`,
+        items: { type: 'string', minLength: 1, maxLength: MAX_ID_LENGTH },
+        description: `1 to ${SUBJECT_IDS_MAX} user ids (the calls' \`userId\`), each at most ${MAX_ID_LENGTH} characters (the longest the Tracking API accepts).`,
       },
       sourceIds: {
         type: 'array',
@@ -136,13 +138,12 @@ export const listRegulationsSchema = {
     additionalProperties: false,
     properties: {
       status: { ...regulationStatus, description: 'Only regulations in this status.' },
-      limit: {
-        type: 'integer',
+      limit: wholeNumberQuery({
         minimum: 1,
         maximum: REGULATION_PAGE_SIZE.max,
         default: REGULATION_PAGE_SIZE.default,
         description: `The newest this many, 1 to ${REGULATION_PAGE_SIZE.max}.`,
-      },
+      }),
     },
   },
   response: {
@@ -175,6 +176,6 @@ export const listSuppressionsSchema = {
       required: ['suppressions'],
       properties: { suppressions: { type: 'array', items: suppression } },
     },
-    401: errorResponse,
+    ...authErrors,
   },
 } as const

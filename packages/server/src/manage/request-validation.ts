@@ -10,8 +10,10 @@
  * must not silently mean "no filter").
  */
 import type { FastifyRequest, FastifySchemaValidationError } from 'fastify'
+import { MAX_JSON_DEPTH } from '../domain/definition-limits.ts'
 import { ValidationError } from '../domain/errors.ts'
 import { HttpError } from '../lib/errors.ts'
+import { nestedDeeperThan } from '../lib/json-depth.ts'
 import { escapePointerToken, fieldLabel } from '../lib/json-pointer.ts'
 
 /** Which part of the request failed: Fastify's `SchemaErrorDataVar`, which it does not export. */
@@ -25,26 +27,75 @@ interface SchemaShape {
   items?: unknown
 }
 
+/**
+ * A `preValidation` hook, the first: refuses a body nested deeper than any management request needs
+ * (audience definitions included), before any recursive walk of it (the checks below, the domain's,
+ * the store's serialization) could run out of stack on a hostile one.
+ */
+export async function checkBodyDepth(request: FastifyRequest): Promise<void> {
+  if (nestedDeeperThan(request.body, MAX_JSON_DEPTH)) {
+    throw new HttpError(
+      400,
+      'validation_failed',
+      `The request body is nested more than ${MAX_JSON_DEPTH} levels deep (objects and arrays inside each other); no management request needs that many. Flatten it.`,
+    )
+  }
+}
+
 /** A `preValidation` hook: refuses body members of the wrong JSON type, or not declared by the schema. */
 export async function checkBodyStrictly(request: FastifyRequest): Promise<void> {
   const schema = request.routeOptions.schema?.body
   if (schema !== undefined) checkStrictly(schema, request.body, '')
 }
 
-/** A `preValidation` hook: refuses query parameters the route's querystring schema does not declare. */
+/**
+ * A `preValidation` hook: refuses query parameters the route's querystring schema does not declare,
+ * and whole-number parameters that are not plain digits within their range.
+ */
 export async function checkQueryStrictly(request: FastifyRequest): Promise<void> {
   const schema = request.routeOptions.schema?.querystring as SchemaShape | undefined
-  if (schema?.additionalProperties !== false) return
-  const allowed = Object.keys(schema.properties ?? {})
-  for (const key of Object.keys(request.query as Record<string, unknown>)) {
-    if (!allowed.includes(key)) {
+  if (schema === undefined) return
+  const properties = schema.properties ?? {}
+  const allowed = Object.keys(properties)
+  for (const [key, value] of Object.entries(request.query as Record<string, unknown>)) {
+    if (!Object.hasOwn(properties, key)) {
+      if (schema.additionalProperties !== false) continue
       throw new HttpError(
         400,
         'validation_failed',
         `Unknown query parameter "${key}"; allowed: ${allowed.join(', ')}. Check the spelling.`,
       )
     }
+    const property = properties[key] as NumberShape
+    if (property.type === 'integer') checkWholeNumber(key, value, property)
   }
+}
+
+/** The keywords of a whole-number query parameter (`wholeNumberQuery` in common-schemas.ts). */
+interface NumberShape {
+  type?: unknown
+  minimum?: number
+  maximum?: number
+}
+
+/**
+ * A whole-number query parameter as written in the URL: decimal digits only, within its range. Ajv
+ * alone would coerce "Infinity", "1e309", "0x10" and " 5" into numbers (and then skip the range
+ * check for an infinite one), so the raw text is checked first.
+ */
+function checkWholeNumber(name: string, raw: unknown, { minimum = 0, maximum }: NumberShape): void {
+  const value = typeof raw === 'string' && /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN
+  if (value >= minimum && (maximum === undefined || value <= maximum)) return
+  const range =
+    maximum === undefined
+      ? `${minimum} or more`
+      : `from ${minimum.toLocaleString('en')} to ${maximum.toLocaleString('en')}`
+  const got = Array.isArray(raw) ? 'it several times; give it once' : `"${String(raw).slice(0, 40)}"`
+  throw new HttpError(
+    400,
+    'validation_failed',
+    `The query parameter "${name}" must be a whole number ${range}, written in digits; got ${got}.`,
+  )
 }
 
 function checkStrictly(schema: unknown, value: unknown, pointer: string): void {

@@ -2,8 +2,9 @@
  * What the `…/stats/series` endpoints share: the time query parameters, read into epoch ms, and the
  * answer's frame (ISO times, `step` in seconds).
  */
+import { SERIES_LIMITS } from '../domain/series.ts'
 import { HttpError } from '../lib/errors.ts'
-import { timestamp } from './common-schemas.ts'
+import { timestamp, wholeNumberQuery } from './common-schemas.ts'
 
 /** ISO 8601 date (`2026-01-31`, midnight UTC) or date-time with a zone (`Z` or `±hh:mm`). */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i
@@ -30,11 +31,11 @@ export const seriesQuerystring = {
   properties: {
     from: { type: 'string', description: 'Start, ISO 8601 (default: an hour before `to`).' },
     to: { type: 'string', description: 'End, ISO 8601 (default: now).' },
-    step: {
-      type: 'integer',
-      minimum: 60,
+    step: wholeNumberQuery({
+      minimum: SERIES_LIMITS.minStepMs / 1000,
+      maximum: SERIES_LIMITS.maxSpanMs / 1000,
       description: 'Seconds per point, a whole number of minutes (default 60). At most 1,500 points.',
-    },
+    }),
   },
 } as const
 

@@ -29,8 +29,10 @@ export const sessionEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   Options: { access: AccessControl }
 }> = async (app, { access }) => {
   app.post('/session', { schema: signInSchema }, async (request, reply) => {
+    access.throttle.check(request.ip)
     const principal = await access.identify(request.body.token.trim())
     if (!principal) {
+      access.throttle.failed(request.ip)
       throw new HttpError(
         401,
         'unauthorized',

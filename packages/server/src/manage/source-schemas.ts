@@ -3,9 +3,9 @@
  */
 import {
   ADMIN_SECURITY,
+  authErrors,
   commonErrors,
   deleted,
-  errorResponse,
   idParams,
   type ResponseShape,
   resourceName,
@@ -73,7 +73,7 @@ export const listSourcesSchema = {
       required: ['sources'],
       properties: { sources: { type: 'array', items: source } },
     },
-    401: errorResponse,
+    ...authErrors,
   },
 } as const
 

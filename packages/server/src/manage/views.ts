@@ -1,7 +1,9 @@
 /**
  * How domain records look through the management API: ISO 8601 times, and destination settings
  * without the shared secret (only whether one is set). Callers who may not see secrets (viewer tokens)
- * get write keys and header values masked. The view types come from the response schemas.
+ * get write keys, header values and the secret parts of webhook URLs masked, wherever a URL is shown:
+ * destination settings, a delivery's attempts and exact request, test-send results. The view types
+ * come from the response schemas.
  */
 import { toAttemptRecord } from '../deliver/delivery-outcome.ts'
 import type { AttemptResult } from '../deliver/http-sender.ts'
@@ -48,6 +50,37 @@ export function sourceView({ source, stats }: SourceWithStats, revealSecrets = t
   }
 }
 
+/**
+ * A webhook URL as a viewer sees it: user name, password, every query value and the fragment masked,
+ * since receivers often take their credentials there (`https://user:pass@host/…?api_key=…`); scheme,
+ * host, port, path and query parameter names stay, so the viewer can still tell the URLs apart.
+ */
+export function urlForViewer(url: string): string {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return MASKED
+  }
+  const userinfo = parsed.username !== '' || parsed.password !== '' ? `${MASKED}@` : ''
+  const query = parsed.search
+    .slice(1)
+    .split('&')
+    .filter((part) => part !== '')
+    .map((part) => {
+      const equals = part.indexOf('=')
+      // A bare `?token` is a value, not a name.
+      if (equals < 0) return MASKED
+      return equals === part.length - 1 ? part : `${part.slice(0, equals + 1)}${MASKED}`
+    })
+    .join('&')
+  return `${parsed.protocol}//${userinfo}${parsed.host}${parsed.pathname}${query === '' ? '' : `?${query}`}${parsed.hash === '' ? '' : `#${MASKED}`}`
+}
+
+function shownUrl(url: string, revealSecrets: boolean): string {
+  return revealSecrets ? url : urlForViewer(url)
+}
+
 /** Static header values often carry credentials (API keys, basic auth), so viewers see none of them. */
 function staticHeaderValues(headers: Record<string, string>, revealSecrets: boolean): Record<string, string> {
   return revealSecrets
@@ -59,7 +92,7 @@ export function deliveryRequestView(request: DeliveryRequest, revealSecrets: boo
   return {
     body: request.body,
     requests: request.requests.map(({ url, staticHeaders, sluiceHeaders }) => ({
-      url,
+      url: shownUrl(url, revealSecrets),
       headers: { ...staticHeaderValues(staticHeaders, revealSecrets), ...sluiceHeaders },
     })),
   }
@@ -77,7 +110,7 @@ export function destinationView(
     sourceIds: [...destination.sourceIds],
     settings: {
       webhooks: destination.settings.webhooks.map(({ url, headers }) => ({
-        url,
+        url: shownUrl(url, revealSecrets),
         headers: staticHeaderValues(headers, revealSecrets),
       })),
       sharedSecretSet: destination.settings.sharedSecret !== null,
@@ -100,7 +133,7 @@ export function statsView(stats: DeliveryStats): DeliveryStatsView {
   }
 }
 
-export function deliveryView(delivery: Delivery): DeliveryView {
+export function deliveryView(delivery: Delivery, revealSecrets: boolean): DeliveryView {
   return {
     id: delivery.id,
     destinationId: delivery.destinationId,
@@ -114,14 +147,14 @@ export function deliveryView(delivery: Delivery): DeliveryView {
     firstAttemptAt: isoOrNull(delivery.firstAttemptAt),
     createdAt: iso(delivery.createdAt),
     updatedAt: iso(delivery.updatedAt),
-    attempts: delivery.attempts.map(attemptView),
+    attempts: delivery.attempts.map((attempt) => attemptView(attempt, revealSecrets)),
   }
 }
 
-function attemptView(attempt: DeliveryAttempt): AttemptView {
+function attemptView(attempt: DeliveryAttempt, revealSecrets: boolean): AttemptView {
   return {
     attemptedAt: iso(attempt.attemptedAt),
-    url: attempt.url,
+    url: shownUrl(attempt.url, revealSecrets),
     statusCode: attempt.statusCode,
     errorKind: attempt.errorKind,
     errorText: attempt.errorText,
@@ -131,9 +164,9 @@ function attemptView(attempt: DeliveryAttempt): AttemptView {
 }
 
 /** A test send's result: the members of a recorded attempt (as it would be recorded), without its time. */
-export function attemptResultView(result: AttemptResult): AttemptResultView {
+export function attemptResultView(result: AttemptResult, revealSecrets: boolean): AttemptResultView {
   const { attemptedAt: _attemptedAt, ...view } = toAttemptRecord(result)
-  return view
+  return { ...view, url: shownUrl(view.url, revealSecrets) }
 }
 
 export function regulationView(regulation: Regulation): RegulationView {

@@ -17,7 +17,7 @@ import { trackCall } from '../helpers/tracking.ts'
 import { startCountingReceiver } from '../postgres/harness.ts'
 import { until } from '../reliability/helpers.ts'
 
-const ADMIN_TOKEN = 'shutdown-test-token'
+const ADMIN_TOKEN = 'shutdown-test-token-0123456789'
 const CLIENTS = 4
 const CALLS_PER_REQUEST = 20
 /** SIGTERM comes once this many calls were acknowledged, so it lands in the middle of the load. */

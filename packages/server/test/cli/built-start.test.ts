@@ -25,7 +25,7 @@ test("npm start's entry is the build, and it starts, stores a call and serves th
   const entry = /^node (\S+\.js) start$/.exec(scripts.start ?? '')?.[1]
   assert.ok(entry, `npm start runs built JavaScript, not ${scripts.start}`)
   const sluice = await spawnSluice(
-    { SLUICE_DATA_DIR: dataDir, SLUICE_ADMIN_TOKEN: 'built-admin' },
+    { SLUICE_DATA_DIR: dataDir, SLUICE_ADMIN_TOKEN: 'built-admin-token-0123456789' },
     { entry: join(repository, entry) },
   )
   try {
@@ -34,7 +34,7 @@ test("npm start's entry is the build, and it starts, stores a call and serves th
       store: 'sqlite',
       role: 'all',
     })
-    const admin = { authorization: 'Bearer built-admin', 'content-type': 'application/json' }
+    const admin = { authorization: 'Bearer built-admin-token-0123456789', 'content-type': 'application/json' }
     const source = (await (
       await fetch(`${sluice.url}/api/v1/sources`, {
         method: 'POST',

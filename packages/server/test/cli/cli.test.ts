@@ -54,9 +54,12 @@ describe('sluice start', () => {
   })
 
   test('SLUICE_ADMIN_TOKEN wins over the stored token', async () => {
-    const sluice = await spawnSluice({ SLUICE_DATA_DIR: dataDir, SLUICE_ADMIN_TOKEN: 'from-env-token' })
+    const sluice = await spawnSluice({
+      SLUICE_DATA_DIR: dataDir,
+      SLUICE_ADMIN_TOKEN: 'from-env-token-0123456789',
+    })
     const ok = await fetch(`${sluice.url}/api/v1/sources`, {
-      headers: { authorization: 'Bearer from-env-token' },
+      headers: { authorization: 'Bearer from-env-token-0123456789' },
     })
     assert.equal(ok.status, 200)
     sluice.child.kill('SIGTERM')

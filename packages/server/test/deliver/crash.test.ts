@@ -21,7 +21,7 @@ test('kill -9 mid-delivery, then restart: every message delivered; only unrecord
   })
   const env = {
     SLUICE_DATA_DIR: dataDir,
-    SLUICE_ADMIN_TOKEN: 'crash-token',
+    SLUICE_ADMIN_TOKEN: 'crash-token-0123456789abcd',
     SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
     SLUICE_DELIVERY_LEASE_MS: '1500',
     SLUICE_REQUEST_TIMEOUT_MS: '1000',
@@ -35,7 +35,7 @@ test('kill -9 mid-delivery, then restart: every message delivered; only unrecord
     let sluice = await spawnSluice(env)
     const created = await fetch(`${sluice.url}/api/v1/destinations`, {
       method: 'POST',
-      headers: { authorization: 'Bearer crash-token', 'content-type': 'application/json' },
+      headers: { authorization: 'Bearer crash-token-0123456789abcd', 'content-type': 'application/json' },
       body: JSON.stringify({
         name: 'receiver',
         type: 'webhooks',

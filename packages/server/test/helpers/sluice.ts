@@ -7,6 +7,9 @@ import type { RetrySettings } from '../../src/deliver/retry-policy.ts'
 import type { Source } from '../../src/domain/sources.ts'
 import type { Store } from '../../src/store/store.ts'
 
+/** The admin token of every test Sluice unless overridden (at least 24 characters, as Sluice requires). */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789'
+
 export interface ApiResponse<T = any> {
   status: number
   headers: Headers
@@ -43,7 +46,7 @@ export async function startTestSluice(
     ...defaults,
     port: 0,
     logLevel: 'silent',
-    adminToken: 'test-admin-token',
+    adminToken: TEST_ADMIN_TOKEN,
     // Test receivers listen on 127.0.0.1.
     allowPrivateDestinations: true,
     ...overrides,

@@ -59,7 +59,9 @@ describe('with the default configuration', () => {
     const response = await fetch(`${sluice.url}/v1/projects/${source.writeKey}/settings`)
     assert.equal(response.status, 200)
     assert.equal(response.headers.get('access-control-allow-origin'), '*')
-    assert.equal(response.headers.get('cache-control'), 'public, max-age=300')
+    // Its URLs come from the request's Host: no shared cache may keep it for others.
+    assert.equal(response.headers.get('cache-control'), 'private, max-age=300')
+    assert.equal(response.headers.get('vary'), 'Host, X-Forwarded-Host, X-Forwarded-Proto')
     const settings = (await response.json()) as any
     const segmentIo = settings.integrations['Segment.io']
     assert.equal(segmentIo.apiKey, source.writeKey)
@@ -277,6 +279,9 @@ describe('behind a proxy, with a public URL', () => {
       })
       assert.equal(settings.body.integrations['Segment.io'].apiHost, 'example.com/sluice/v1')
       assert.equal(settings.body.integrations['Segment.io'].protocol, 'https')
+      // The same document whatever the request's Host: any cache may keep it.
+      assert.equal(settings.headers['cache-control'], 'public, max-age=300')
+      assert.equal(settings.headers.vary, undefined)
     } finally {
       await pinned.destroy()
     }
@@ -288,13 +293,18 @@ test('request logs never show a write key from a settings URL or a beacon query'
   const sluice = await spawnSluice({
     LOG_LEVEL: 'info',
     SLUICE_DATA_DIR: dataDir,
-    SLUICE_ADMIN_TOKEN: 'logs-admin',
+    SLUICE_ADMIN_TOKEN: 'logs-admin-token-of-24-chars',
   })
   try {
     for (const path of [
       '/v1/projects/KEY-IN-PATH/settings',
       '/sourceConfig/?p=npm&writeKey=KEY-IN-QUERY',
       '/beacon/v1/batch?writeKey=KEY-IN-BEACON',
+      // Other spellings the router and the query-string parser read the same way.
+      '/beacon/v1/batch?write%4Bey=KEY-IN-ENCODED-NAME',
+      '/beacon/v1/batch?x=1&%77rite%4B%65y=KEY-IN-ALL-ENCODED',
+      '/sourceConfig?WriteKey+=KEY-IN-ODD-CASE',
+      '/v1/%70rojects/KEY-IN-ENCODED-PATH/settings',
     ]) {
       await fetch(
         sluice.url + path,
@@ -304,7 +314,9 @@ test('request logs never show a write key from a settings URL or a beacon query'
     await until(
       'the request logs',
       () => sluice.output(),
-      (output) => output.includes('/beacon/v1/batch?writeKey=[redacted]'),
+      (output) =>
+        output.includes('/beacon/v1/batch?writeKey=[redacted]') &&
+        output.includes('/v1/%70rojects/[redacted]/settings'),
     )
     assert.doesNotMatch(sluice.output(), /KEY-IN-/)
     assert.match(sluice.output(), /\/v1\/projects\/\[redacted\]\/settings/)

@@ -187,8 +187,14 @@ describe('access tokens, roles and web-app sessions', () => {
 describe('token revocation across processes sharing PostgreSQL', () => {
   test('a token revoked on one process is refused by another within 5 seconds', async () => {
     const database = await freshDatabase()
-    const first = await startTestSluice({ databaseUrl: database.url, adminToken: 'shared-admin' })
-    const second = await startTestSluice({ databaseUrl: database.url, adminToken: 'shared-admin' })
+    const first = await startTestSluice({
+      databaseUrl: database.url,
+      adminToken: 'shared-admin-token-0123456789',
+    })
+    const second = await startTestSluice({
+      databaseUrl: database.url,
+      adminToken: 'shared-admin-token-0123456789',
+    })
     try {
       const created = await first.api('POST', '/api/v1/tokens', { name: 'Roaming', role: 'viewer' })
       const token = bearer(created.body.token)

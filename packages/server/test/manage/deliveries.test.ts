@@ -340,10 +340,13 @@ describe('deliveries management API', () => {
         '?status=bogus',
         /query parameter "status" must be one of: "pending", "retrying", "delivered", "failed"/,
       ],
-      ['?limit=0', /query parameter "limit" must be at least 1/],
-      ['?limit=501', /query parameter "limit" must be at most 500/],
-      ['?limit=ten', /query parameter "limit" must be a whole number/],
-      ['?before=0', /query parameter "before" must be at least 1/],
+      [
+        '?limit=0',
+        /query parameter "limit" must be a whole number from 1 to 500, written in digits; got "0"/,
+      ],
+      ['?limit=501', /query parameter "limit" must be a whole number from 1 to 500/],
+      ['?limit=ten', /query parameter "limit" must be a whole number from 1 to 500/],
+      ['?before=0', /query parameter "before" must be a whole number from 1 to 9,007,199,254,740,991/],
       ['?sort=asc', /Unknown query parameter "sort"; allowed: status, limit, before/],
     ]
     for (const [query, message] of cases) {

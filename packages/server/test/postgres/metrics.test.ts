@@ -23,7 +23,7 @@ import {
   stopChild,
 } from './harness.ts'
 
-const ADMIN = 'pg-metrics-admin-token'
+const ADMIN = 'pg-metrics-admin-token-0123456789'
 const CALLS_TO_FIRST_API = 7
 const CALLS_TO_SECOND_API = 5
 const TOTAL = CALLS_TO_FIRST_API + CALLS_TO_SECOND_API

@@ -13,7 +13,7 @@ import pg from 'pg'
 import { freshDatabase } from '../store/pg.ts'
 import { runCli, type SluiceChild, startRole, stopChild } from './harness.ts'
 
-const ADMIN = 'mp-audiences-admin'
+const ADMIN = 'mp-audiences-admin-token-0123456789'
 const USERS = 300
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

@@ -18,7 +18,7 @@ import {
   stopChild,
 } from './harness.ts'
 
-const ADMIN = 'mp-admin-token'
+const ADMIN = 'mp-admin-token-0123456789'
 /** Per-destination in-flight limit of each worker. */
 const CONCURRENCY = 16
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

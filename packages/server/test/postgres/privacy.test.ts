@@ -11,7 +11,7 @@ import { send, trackCall } from '../helpers/tracking.ts'
 import { freshDatabase } from '../store/pg.ts'
 import { runCli, type SluiceChild, startRole, stopChild } from './harness.ts'
 
-const ADMIN = 'pg-privacy-token'
+const ADMIN = 'pg-privacy-token-0123456789'
 
 async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
   const deadline = Date.now() + 30_000

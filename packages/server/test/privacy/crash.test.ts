@@ -23,7 +23,7 @@ test('kill -9 right after the 201: the delete still arrives, the cancelled call 
   })
   const env = {
     SLUICE_DATA_DIR: dataDir,
-    SLUICE_ADMIN_TOKEN: 'crash-token',
+    SLUICE_ADMIN_TOKEN: 'crash-token-0123456789abcd',
     SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
     // A delivery in flight at the kill comes back soon, and retries follow quickly.
     SLUICE_DELIVERY_LEASE_MS: '1500',
@@ -34,7 +34,7 @@ test('kill -9 right after the 201: the delete still arrives, the cancelled call 
   const api = (url: string, method: string, path: string, body?: unknown) =>
     fetch(`${url}/api/v1${path}`, {
       method,
-      headers: { authorization: 'Bearer crash-token', 'content-type': 'application/json' },
+      headers: { authorization: 'Bearer crash-token-0123456789abcd', 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     })
   try {

@@ -118,7 +118,7 @@ type Spec = RawSpec | MixedSpec | SingleSpec
 
 // ------------------------------------------------------------------------------------------ set-up
 
-const ADMIN_TOKEN = 'fuzz-admin-token'
+const ADMIN_TOKEN = 'fuzz-admin-token-0123456789'
 let sluice: InstrumentedSluice
 let dataDir: string
 let receiver: Receiver
@@ -155,6 +155,9 @@ before(async () => {
     SLUICE_DATA_DIR: dataDir,
     SLUICE_ADMIN_TOKEN: ADMIN_TOKEN,
     SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true', // the receiver is on 127.0.0.1
+    // The fuzzer sends thousands of wrong tokens from one address; throttled, the management API
+    // would answer them (and the admin's own requests) 429 within the first seconds.
+    SLUICE_AUTH_FAILURES_PER_MINUTE: '0',
   })
   fuzzSource = (await api('POST', '/api/v1/sources', { name: 'Fuzzed source' })).body
   victimSource = (await api('POST', '/api/v1/sources', { name: 'Victim source (management fuzz)' })).body

@@ -41,7 +41,7 @@ test(`kill -9 under continuous load, ${CYCLES} times: nothing acknowledged is lo
   const env = {
     PORT: String(port),
     SLUICE_DATA_DIR: dataDir,
-    SLUICE_ADMIN_TOKEN: 'crash-load-token',
+    SLUICE_ADMIN_TOKEN: 'crash-load-token-0123456789',
     SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
     // A request timeout far above the receiver's delay, so no retry happens without a kill.
     SLUICE_REQUEST_TIMEOUT_MS: '4000',
@@ -54,7 +54,7 @@ test(`kill -9 under continuous load, ${CYCLES} times: nothing acknowledged is lo
   try {
     sluice = await spawnSluice(env)
     const base = `http://127.0.0.1:${port}`
-    const admin = { authorization: 'Bearer crash-load-token', 'content-type': 'application/json' }
+    const admin = { authorization: 'Bearer crash-load-token-0123456789', 'content-type': 'application/json' }
     const source = (await (
       await fetch(`${base}/api/v1/sources`, { method: 'POST', headers: admin, body: '{"name":"load"}' })
     ).json()) as { id: string; writeKey: string }
