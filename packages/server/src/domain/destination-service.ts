@@ -2,7 +2,7 @@
  * What can be done with destinations, for every caller: names are cleaned, settings checked by the
  * destination kind's policy, and every connected source must exist.
  */
-import { validateWebhooksSettings } from '../deliver/webhook-settings.ts'
+
 import type { DestinationPatch, Store } from '../store/store.ts'
 import { type DeliveryStats, NO_DELIVERIES_YET } from './deliveries.ts'
 import {
@@ -14,6 +14,7 @@ import {
 import { ValidationError } from './errors.ts'
 import { requireDestination } from './lookups.ts'
 import { cleanName } from './names.ts'
+import { validateWebhooksSettings } from './webhook-settings.ts'
 
 export interface DestinationWithStats {
   destination: Destination

@@ -12,9 +12,9 @@
  *   GET  /destinations/:id/stats/series figures over time, `?from=&to=&step=`
  */
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
-import { deliveryRequest } from '../domain/delivery-request.ts'
+import { deliveryRequest } from '../deliver/delivery-request.ts'
+import type { TestEventService } from '../deliver/test-event.ts'
 import type { DeliveryService } from '../domain/delivery-service.ts'
-import type { TestEventService } from '../domain/test-event.ts'
 import { HttpError } from '../lib/errors.ts'
 import type { Store } from '../store/store.ts'
 import { canSeeSecrets } from './auth.ts'

@@ -3,12 +3,13 @@
  * every URL, see deliver/shape.ts) and, per URL, the headers. They are rebuilt from the stored message
  * and the destination's current settings, which is what the next attempt or a replay would send.
  */
-import { prepareRequest } from '../deliver/fan-out.ts'
-import { USER_AGENT } from '../deliver/http-sender.ts'
-import { RESERVED_HEADER_NAMES } from '../deliver/webhook-settings.ts'
+
+import { NotFoundError } from '../domain/errors.ts'
+import { requireDelivery, requireDestination } from '../domain/lookups.ts'
+import { RESERVED_HEADER_NAMES } from '../domain/webhook-settings.ts'
 import type { Store } from '../store/store.ts'
-import { NotFoundError } from './errors.ts'
-import { requireDelivery, requireDestination } from './lookups.ts'
+import { prepareRequest } from './fan-out.ts'
+import { USER_AGENT } from './http-sender.ts'
 
 export interface DeliveryRequest {
   /** The body exactly as sent (UTF-8 JSON text). */
