@@ -4,10 +4,11 @@
  * and the destination's current settings, which is what the next attempt or a replay would send.
  */
 
+import type { DeliveryStore } from '../domain/delivery-store.ts'
 import { NotFoundError } from '../domain/errors.ts'
 import { requireDelivery, requireDestination } from '../domain/lookups.ts'
+import type { MessageStore } from '../domain/message-store.ts'
 import { RESERVED_HEADER_NAMES } from '../domain/webhook-settings.ts'
-import type { Store } from '../store/store.ts'
 import { prepareRequest } from './fan-out.ts'
 import { USER_AGENT } from './http-sender.ts'
 
@@ -25,7 +26,10 @@ export interface DeliveryRequest {
 
 const RESERVED = new Set(RESERVED_HEADER_NAMES.map((name) => name.toLowerCase()))
 
-export async function deliveryRequest(store: Store, deliveryId: number): Promise<DeliveryRequest> {
+export async function deliveryRequest(
+  store: DeliveryStore & MessageStore,
+  deliveryId: number,
+): Promise<DeliveryRequest> {
   const delivery = await requireDelivery(store, deliveryId)
   const destination = await requireDestination(store, delivery.destinationId)
   const message = await store.getMessage(delivery.sourceId, delivery.messageId)

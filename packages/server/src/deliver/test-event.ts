@@ -4,10 +4,10 @@
  * destinations can be tested too: that is when people check a new endpoint.
  */
 import packageJson from '../../package.json' with { type: 'json' }
+import type { DeliveryStore } from '../domain/delivery-store.ts'
 import type { Destination } from '../domain/destinations.ts'
 import { requireDestination } from '../domain/lookups.ts'
 import { newMessageId } from '../lib/ids.ts'
-import type { Store } from '../store/store.ts'
 import type { AttemptResult } from './http-sender.ts'
 import { isSuccess } from './retry-policy.ts'
 
@@ -47,13 +47,13 @@ export interface TestSender {
 }
 
 export interface TestEventServiceOptions {
-  store: Store
+  store: DeliveryStore
   /** Sends like a real delivery: the delivery engine. */
   sender: TestSender
 }
 
 export class TestEventService {
-  private readonly store: Store
+  private readonly store: DeliveryStore
   private readonly sender: TestSender
 
   constructor({ store, sender }: TestEventServiceOptions) {

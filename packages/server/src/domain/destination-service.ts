@@ -3,8 +3,8 @@
  * destination kind's policy, and every connected source must exist.
  */
 
-import type { DestinationPatch, Store } from '../store/store.ts'
 import { type DeliveryStats, NO_DELIVERIES_YET } from './deliveries.ts'
+import type { DeliveryStore, DestinationPatch } from './delivery-store.ts'
 import {
   DESTINATION_TYPES,
   type Destination,
@@ -14,6 +14,7 @@ import {
 import { ValidationError } from './errors.ts'
 import { requireDestination } from './lookups.ts'
 import { cleanName } from './names.ts'
+import type { SourceStore } from './source-store.ts'
 import { validateWebhooksSettings } from './webhook-settings.ts'
 
 export interface DestinationWithStats {
@@ -43,9 +44,9 @@ export interface DestinationChanges {
 }
 
 export class DestinationService {
-  private readonly store: Store
+  private readonly store: DeliveryStore & SourceStore
 
-  constructor(store: Store) {
+  constructor(store: DeliveryStore & SourceStore) {
     this.store = store
   }
 

@@ -9,8 +9,8 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { hashToken } from '../domain/token-service.ts'
+import type { TokenStore } from '../domain/token-store.ts'
 import type { AccessToken, TokenRole } from '../domain/tokens.ts'
-import type { Store } from '../store/store.ts'
 
 /** How long a token lookup is trusted: revocation reaches every process within this (well under 5 s). */
 export const TOKEN_CACHE_MS = 2_000
@@ -38,13 +38,13 @@ export function isAdminToken(presented: string, expected: string): boolean {
 const ADMIN: Principal = { role: 'admin', tokenId: ADMIN_ID, name: 'Admin token' }
 
 export class AccessControl {
-  private readonly store: Store
+  private readonly store: TokenStore
   private readonly adminToken: string
   private readonly sessionKey: Buffer
   private readonly cache = new Map<string, { principal: Principal | null; until: number }>()
   private readonly lastUseWritten = new Map<string, number>()
 
-  constructor(options: { store: Store; adminToken: string }) {
+  constructor(options: { store: TokenStore; adminToken: string }) {
     if (options.adminToken === '') throw new Error('The admin token must not be empty.')
     this.store = options.store
     this.adminToken = options.adminToken

@@ -7,15 +7,11 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { DeliveryAttempt } from '../../src/domain/deliveries.ts'
+import type { ClaimedDelivery, DeliveryOutcome } from '../../src/domain/delivery-store.ts'
 import type { Destination, WebhooksSettings } from '../../src/domain/destinations.ts'
+import type { AcceptedMessage } from '../../src/domain/message-store.ts'
 import type { Source } from '../../src/domain/sources.ts'
-import type {
-  AcceptedMessage,
-  ClaimedDelivery,
-  DeliveryOutcome,
-  Store,
-  StoreEvent,
-} from '../../src/store/store.ts'
+import type { Store, StoreEvent } from '../../src/store/store.ts'
 
 /** Store options a test may set (every backend takes them). */
 export interface TestStoreOptions {
