@@ -185,7 +185,9 @@ async function measureLatency(): Promise<{
   let acked = new Map<string, number>()
   try {
     const sources = (await (
-      await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench-admin-token-0123456789' } })
+      await fetch(`${base}/api/v1/sources`, {
+        headers: { authorization: 'Bearer bench-admin-token-0123456789' },
+      })
     ).json()) as { sources: SourceView[] }
     const created = await fetch(`${base}/api/v1/destinations`, {
       method: 'POST',

@@ -58,7 +58,9 @@ async function startSluice(): Promise<Started> {
   )
   const base = match[1]!
   const sources = (await (
-    await fetch(`${base}/api/v1/sources`, { headers: { authorization: 'Bearer bench-admin-token-0123456789' } })
+    await fetch(`${base}/api/v1/sources`, {
+      headers: { authorization: 'Bearer bench-admin-token-0123456789' },
+    })
   ).json()) as { sources: SourceView[] }
   return {
     base,

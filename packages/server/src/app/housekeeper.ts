@@ -1,5 +1,6 @@
+import type { MessageStore } from '../domain/message-store.ts'
+import type { SeriesStore } from '../domain/series-store.ts'
 import type { Logger } from '../lib/logger.ts'
-import type { Store } from '../store/store.ts'
 
 /**
  * Runs retention and the delivery roll-ups (the charts' per-minute figures) in the background, once a
@@ -10,12 +11,16 @@ export class Housekeeper {
   /** The run in progress, so that stopping can wait for it before the store closes. */
   private running: Promise<unknown> | null = null
   private firstRun: NodeJS.Timeout | undefined
-  private readonly store: Store
+  private readonly store: MessageStore & SeriesStore
   private readonly logger: Logger
   private readonly retentionMs: number
   private readonly intervalMs: number
 
-  constructor(store: Store, logger: Logger, options: { retentionMs: number; intervalMs?: number }) {
+  constructor(
+    store: MessageStore & SeriesStore,
+    logger: Logger,
+    options: { retentionMs: number; intervalMs?: number },
+  ) {
     this.store = store
     this.logger = logger
     this.retentionMs = options.retentionMs

@@ -4,11 +4,12 @@
  */
 import { readFile } from 'node:fs/promises'
 import { AudienceService, type AudienceWithSize } from '../domain/audience-service.ts'
+import type { DeliveryStore } from '../domain/delivery-store.ts'
 import { ValidationError } from '../domain/errors.ts'
-import type { Store } from '../store/store.ts'
+import type { ProfileStore } from '../domain/profile-store.ts'
 
 export async function audiencesCommand(
-  store: Store,
+  store: ProfileStore & DeliveryStore,
   sub: string | undefined,
   argument: string | undefined,
   json: boolean | undefined,

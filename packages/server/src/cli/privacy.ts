@@ -4,9 +4,12 @@
  * with progress on stderr (a running server would also pick it up); its `delete` notifications are
  * sent by the server's delivery engine.
  */
+
+import type { PrivacyStore } from '../domain/privacy-store.ts'
 import { RegulationService } from '../domain/regulation-service.ts'
 import type { Regulation, RegulationType } from '../domain/regulations.ts'
-import type { Store } from '../store/store.ts'
+import type { SourceStore } from '../domain/source-store.ts'
+import { settleRegulations } from '../privacy/regulation-settling.ts'
 
 /** Messages erased per transaction, as the server's runner does. */
 const ERASE_BATCH = 1_000
@@ -34,7 +37,7 @@ export interface PrivacyOptions {
 }
 
 export async function runPrivacy(
-  store: Store,
+  store: PrivacyStore & SourceStore,
   command: string | undefined,
   args: string[],
   options: PrivacyOptions,
@@ -58,14 +61,14 @@ export async function runPrivacy(
   if (regulation.status === 'INITIALIZED') {
     await eraseWithProgress(store)
     await store.eraseProfilesOfDeletions()
-    await store.settleRegulations(Date.now())
+    await settleRegulations(store, Date.now())
     regulation = await service.get(regulation.id)
   }
   print(regulation, options.json)
   return 0
 }
 
-async function eraseWithProgress(store: Store): Promise<void> {
+async function eraseWithProgress(store: PrivacyStore & SourceStore): Promise<void> {
   let erased = 0
   for (
     let step = await store.eraseNext(ERASE_BATCH);

@@ -3,10 +3,16 @@
  * management API, so a name is cleaned and checked the same way. The domain's refusals (a
  * `ValidationError` with its message) propagate to main, which prints them.
  */
-import { SourceService } from '../domain/source-service.ts'
-import type { Store } from '../store/store.ts'
 
-export async function createSource(store: Store, name: string, json: boolean | undefined): Promise<number> {
+import type { SeriesStore } from '../domain/series-store.ts'
+import { SourceService } from '../domain/source-service.ts'
+import type { SourceStore } from '../domain/source-store.ts'
+
+export async function createSource(
+  store: SourceStore & SeriesStore,
+  name: string,
+  json: boolean | undefined,
+): Promise<number> {
   if (name.trim() === '') {
     console.error('Give the source a name: sluice sources create "My app"')
     return 1
@@ -17,7 +23,10 @@ export async function createSource(store: Store, name: string, json: boolean | u
   return 0
 }
 
-export async function listSources(store: Store, json: boolean | undefined): Promise<number> {
+export async function listSources(
+  store: SourceStore & SeriesStore,
+  json: boolean | undefined,
+): Promise<number> {
   const sources = (await new SourceService(store).list()).map(({ source }) => source)
   if (json) {
     console.log(JSON.stringify(sources))

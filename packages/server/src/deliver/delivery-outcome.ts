@@ -9,8 +9,8 @@
  *   ends and the delivery is dead-lettered.
  */
 import type { DeliveryAttempt } from '../domain/deliveries.ts'
+import type { ClaimedDelivery, DeliveryOutcome } from '../domain/delivery-store.ts'
 import type { WebhooksSettings } from '../domain/destinations.ts'
-import type { ClaimedDelivery, DeliveryOutcome } from '../store/store.ts'
 import { describeInvalidMessage } from './error-kinds.ts'
 import type { AttemptResult } from './http-sender.ts'
 import { classifyAttempt, nextAttempt, type RetrySettings } from './retry-policy.ts'

@@ -16,18 +16,19 @@
  *   again.
  */
 
+import type { ClaimedDelivery, DeliveryOutcome, DeliveryStore } from '../domain/delivery-store.ts'
 import type { Destination } from '../domain/destinations.ts'
 import type { Logger } from '../lib/logger.ts'
 import { type DestinationCounters, type Metrics, NO_METRICS } from '../observe/metrics.ts'
 import { NO_TRACING, type Tracing } from '../observe/tracing.ts'
-import type { ClaimedDelivery, DeliveryOutcome, Store } from '../store/store.ts'
+import type { StoreWatch } from '../store/store.ts'
 import { decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
 import { prepareRequest, sendToOpenUrls } from './fan-out.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import type { RetrySettings } from './retry-policy.ts'
 
 export interface DeliveryEngineOptions {
-  store: Store
+  store: DeliveryStore & StoreWatch
   logger: Logger
   sender: WebhookSender
   retry: RetrySettings
@@ -63,7 +64,7 @@ interface DestinationSlot {
 }
 
 export class DeliveryEngine {
-  private readonly store: Store
+  private readonly store: DeliveryStore & StoreWatch
   private readonly logger: Logger
   private readonly sender: WebhookSender
   private readonly retry: RetrySettings

@@ -32,6 +32,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { StringDecoder } from 'node:string_decoder'
 import { Agent, buildConnector, type Dispatcher } from 'undici'
+import { RESERVED_HEADER_NAMES } from '../domain/webhook-settings.ts'
 import { type DeadlineEntry, DeadlineList } from './deadlines.ts'
 import {
   type AttemptError,
@@ -42,7 +43,6 @@ import {
 } from './error-kinds.ts'
 import { DEFAULT_RETRY_SETTINGS, parseRetryAfter } from './retry-policy.ts'
 import { createGuardedLookup, type Resolver, refusalForHost } from './ssrf.ts'
-import { RESERVED_HEADER_NAMES } from './webhook-settings.ts'
 
 export const USER_AGENT = 'Sluice/1.0'
 /** The most of a response body kept with a result. */

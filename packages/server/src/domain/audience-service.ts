@@ -3,11 +3,13 @@
  * against the computed traits and audiences that exist (the 400 names the node at fault), the key is
  * derived from the name once, and reads carry the audience's size.
  */
-import type { AudiencePatch, Store } from '../store/store.ts'
+
 import { type Audience, type AudienceNode, audienceNotFound, checkDefinition } from './audiences.ts'
 import { computedKeyTaken, snakeCase } from './computed-traits.ts'
+import type { DeliveryStore } from './delivery-store.ts'
 import { ValidationError } from './errors.ts'
 import { cleanName } from './names.ts'
+import type { AudiencePatch, ProfileStore } from './profile-store.ts'
 
 export interface NewAudienceInput {
   name: string
@@ -29,9 +31,9 @@ export interface AudienceWithSize {
 export const PREVIEW_SAMPLE_SIZE = 20
 
 export class AudienceService {
-  private readonly store: Store
+  private readonly store: ProfileStore & DeliveryStore
 
-  constructor(store: Store) {
+  constructor(store: ProfileStore & DeliveryStore) {
     this.store = store
   }
 
@@ -131,7 +133,7 @@ export class AudienceService {
 }
 
 /** The ids as given, each an existing destination (a 400 names the first that is not). */
-export async function existingDestinations(store: Store, ids: string[]): Promise<string[]> {
+export async function existingDestinations(store: DeliveryStore, ids: string[]): Promise<string[]> {
   const known = new Set((await store.listDestinations()).map((destination) => destination.id))
   ids.forEach((id, index) => {
     if (!known.has(id)) {

@@ -3,7 +3,7 @@
  * checked here (the kind's property, the where list, the window, the destinations), and the key is
  * derived from the name once, at creation.
  */
-import type { ComputedTraitPatch, Store } from '../store/store.ts'
+
 import { existingDestinations } from './audience-service.ts'
 import {
   type ComputedTrait,
@@ -15,8 +15,10 @@ import {
   snakeCase,
   type WhereCondition,
 } from './computed-traits.ts'
+import type { DeliveryStore } from './delivery-store.ts'
 import { ValidationError } from './errors.ts'
 import { cleanName } from './names.ts'
+import type { ComputedTraitPatch, ProfileStore } from './profile-store.ts'
 
 export interface NewComputedTraitInput {
   name: string
@@ -78,9 +80,9 @@ function checkedTraitDefinition(
 }
 
 export class ComputedTraitService {
-  private readonly store: Store
+  private readonly store: ProfileStore & DeliveryStore
 
-  constructor(store: Store) {
+  constructor(store: ProfileStore & DeliveryStore) {
     this.store = store
   }
 

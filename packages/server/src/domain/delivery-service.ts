@@ -2,7 +2,7 @@
  * What can be done with the deliveries of accepted messages, for every caller: list and read them
  * with their attempts, replay final ones, and read a destination's counters.
  */
-import type { Store } from '../store/store.ts'
+
 import {
   DELIVERY_PAGE_SIZE,
   type Delivery,
@@ -13,10 +13,12 @@ import {
   isFinal,
   type ReplayableStatus,
 } from './deliveries.ts'
+import type { DeliveryStore } from './delivery-store.ts'
 import { ValidationError } from './errors.ts'
 import { requireDelivery, requireDestination } from './lookups.ts'
 import type { StoredMessageType } from './messages.ts'
 import { checkSeriesRange, type SeriesPoint, toSeries } from './series.ts'
+import type { SeriesStore } from './series-store.ts'
 
 export interface DeliveryListOptions {
   /** Only deliveries in this state. Default: all. */
@@ -50,9 +52,9 @@ export interface DestinationReplayOptions {
 }
 
 export class DeliveryService {
-  private readonly store: Store
+  private readonly store: DeliveryStore & SeriesStore
 
-  constructor(store: Store) {
+  constructor(store: DeliveryStore & SeriesStore) {
     this.store = store
   }
 

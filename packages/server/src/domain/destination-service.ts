@@ -2,9 +2,9 @@
  * What can be done with destinations, for every caller: names are cleaned, settings checked by the
  * destination kind's policy, and every connected source must exist.
  */
-import { validateWebhooksSettings } from '../deliver/webhook-settings.ts'
-import type { DestinationPatch, Store } from '../store/store.ts'
+
 import { type DeliveryStats, NO_DELIVERIES_YET } from './deliveries.ts'
+import type { DeliveryStore, DestinationPatch } from './delivery-store.ts'
 import {
   DESTINATION_TYPES,
   type Destination,
@@ -14,6 +14,8 @@ import {
 import { ValidationError } from './errors.ts'
 import { requireDestination } from './lookups.ts'
 import { cleanName } from './names.ts'
+import type { SourceStore } from './source-store.ts'
+import { validateWebhooksSettings } from './webhook-settings.ts'
 
 export interface DestinationWithStats {
   destination: Destination
@@ -42,9 +44,9 @@ export interface DestinationChanges {
 }
 
 export class DestinationService {
-  private readonly store: Store
+  private readonly store: DeliveryStore & SourceStore
 
-  constructor(store: Store) {
+  constructor(store: DeliveryStore & SourceStore) {
     this.store = store
   }
 

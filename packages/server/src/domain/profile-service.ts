@@ -2,8 +2,9 @@
  * What can be read about profiles, for every caller (management API, CLI): a profile by id or by one
  * of its identities, and its calls page by page.
  */
-import type { Store } from '../store/store.ts'
+
 import { ValidationError } from './errors.ts'
+import type { ProfileStore } from './profile-store.ts'
 import {
   noProfileWithIdentity,
   PROFILE_EVENTS_PAGE_SIZE,
@@ -25,9 +26,9 @@ export interface ProfileEventsPage {
 }
 
 export class ProfileService {
-  private readonly store: Store
+  private readonly store: ProfileStore
 
-  constructor(store: Store) {
+  constructor(store: ProfileStore) {
     this.store = store
   }
 

@@ -3,8 +3,9 @@
  * here (user ids, sources), then recorded by the store, which does everything a `201` promises in the
  * same transaction.
  */
-import type { Store } from '../store/store.ts'
+
 import { ValidationError } from './errors.ts'
+import type { PrivacyStore } from './privacy-store.ts'
 import {
   REGULATION_PAGE_SIZE,
   type Regulation,
@@ -14,6 +15,7 @@ import {
   SUBJECT_IDS_MAX,
   type Suppression,
 } from './regulations.ts'
+import type { SourceStore } from './source-store.ts'
 
 export interface NewRegulationInput {
   regulationType: RegulationType
@@ -32,10 +34,10 @@ export interface RegulationServiceOptions {
 }
 
 export class RegulationService {
-  private readonly store: Store
+  private readonly store: PrivacyStore & SourceStore
   private readonly afterCreate: () => Promise<void>
 
-  constructor(store: Store, options: RegulationServiceOptions = {}) {
+  constructor(store: PrivacyStore & SourceStore, options: RegulationServiceOptions = {}) {
     this.store = store
     this.afterCreate = options.afterCreate ?? (async () => {})
   }

@@ -1,8 +1,9 @@
 /**
  * Delivery figures over time, for charts: per step, how many attempts succeeded (a 2xx answer) and
  * failed, and the p50 and p95 request latency. Figures come per minute from the store (rolled up in
- * advance, so a week is ~10,000 rows at most) and are summed into steps here. Latency percentiles are
- * estimated from a fixed histogram, interpolated inside the bucket the percentile falls in.
+ * advance, `rollUpWindow` saying which minutes are ready, so a week is ~10,000 rows at most) and are
+ * summed into steps here. Latency percentiles are estimated from a fixed histogram, interpolated inside
+ * the bucket the percentile falls in.
  */
 import { ValidationError } from './errors.ts'
 
@@ -20,6 +21,31 @@ export const LATENCY_BUCKET_BOUNDS_MS = [
   10_000,
   Infinity,
 ] as const
+
+export const MINUTE_MS = 60_000
+
+/** The start of the minute `at` falls in. */
+export function floorMinute(at: number): number {
+  return Math.floor(at / MINUTE_MS) * MINUTE_MS
+}
+
+/** A minute is rolled up this long after it ended: attempts are recorded when their request finishes. */
+export const ROLLUP_SETTLE_MS = 2 * 60_000
+/** One roll-up run covers at most this much time, so that catching up after a long pause stays bounded. */
+export const ROLLUP_MAX_SPAN_MS = 24 * 3_600_000
+
+/**
+ * The minutes a roll-up at `now` covers, `[from, to)`: from where the last one stopped (or, before the
+ * first, the minute of the oldest attempt) up to the last settled minute, at most ROLLUP_MAX_SPAN_MS.
+ * Null when nothing is ready. `resumeAt`: where the last roll-up stopped, else the oldest attempt's
+ * time, else null (no attempt at all).
+ */
+export function rollUpWindow(now: number, resumeAt: number | null): { from: number; to: number } | null {
+  const end = floorMinute(now - ROLLUP_SETTLE_MS)
+  const from = floorMinute(resumeAt ?? end)
+  if (from >= end) return null
+  return { from, to: Math.min(end, from + ROLLUP_MAX_SPAN_MS) }
+}
 
 /** The longest span one series covers, and the most points it has. */
 export const SERIES_LIMITS = { maxSpanMs: 31 * 86_400_000, maxPoints: 1_500, minStepMs: 60_000 } as const

@@ -2,10 +2,12 @@
  * What can be done with sources, for every caller (management API, CLI): names are cleaned and
  * checked here, and every answer carries the source's counters.
  */
-import type { SourcePatch, Store } from '../store/store.ts'
+
 import { requireSource } from './lookups.ts'
 import { cleanName } from './names.ts'
 import { checkSeriesRange, type SourceSeriesPoint, toSourceSeries } from './series.ts'
+import type { SeriesStore } from './series-store.ts'
+import type { SourcePatch, SourceStore } from './source-store.ts'
 import { NO_TRAFFIC_YET, type Source, type SourceStats, sourceNotFound } from './sources.ts'
 
 export interface SourceWithStats {
@@ -28,9 +30,9 @@ export interface SourceChanges {
 }
 
 export class SourceService {
-  private readonly store: Store
+  private readonly store: SourceStore & SeriesStore
 
-  constructor(store: Store) {
+  constructor(store: SourceStore & SeriesStore) {
     this.store = store
   }
 

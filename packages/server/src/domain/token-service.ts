@@ -4,9 +4,9 @@
  */
 import { createHash } from 'node:crypto'
 import { newSecretToken } from '../lib/ids.ts'
-import type { Store } from '../store/store.ts'
 import { ValidationError } from './errors.ts'
 import { cleanName } from './names.ts'
+import type { TokenStore } from './token-store.ts'
 import { type AccessToken, TOKEN_ROLES, type TokenRole, tokenNotFound } from './tokens.ts'
 
 /** Tokens are stored as the hex SHA-256 of their text: they are long random strings, so no salt is needed. */
@@ -21,9 +21,9 @@ export interface NewTokenInput {
 }
 
 export class TokenService {
-  private readonly store: Store
+  private readonly store: TokenStore
 
-  constructor(store: Store) {
+  constructor(store: TokenStore) {
     this.store = store
   }
 

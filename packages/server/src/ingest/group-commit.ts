@@ -1,5 +1,5 @@
+import type { AcceptedMessage, IngestOutcome, MessageStore } from '../domain/message-store.ts'
 import { type Metrics, NO_METRICS } from '../observe/metrics.ts'
-import type { AcceptedMessage, IngestOutcome, Store } from '../store/store.ts'
 
 /** Per submitted message, in order: true when stored, false when dropped as a duplicate. */
 export interface SubmitOutcome {
@@ -22,7 +22,7 @@ interface PendingRequest {
  * on separate connections in parallel, and one at a time would leave a process waiting on round trips.
  */
 export class GroupCommit {
-  private readonly store: Store
+  private readonly store: MessageStore
   private readonly maxCommitsInFlight: number
   private readonly metrics: Metrics
   private queue: PendingRequest[] = []
@@ -30,7 +30,7 @@ export class GroupCommit {
   private scheduled = false
 
   constructor(
-    store: Store,
+    store: MessageStore,
     options: {
       /** Commits running at once. Default 1. */
       maxCommitsInFlight?: number

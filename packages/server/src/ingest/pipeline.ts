@@ -8,13 +8,14 @@
  * returned promise resolves only once they are committed — the Tracking API answers 200 after that.
  */
 import { UnauthenticatedError } from '../domain/errors.ts'
+import type { AcceptedMessage } from '../domain/message-store.ts'
 import type { MessageType } from '../domain/messages.ts'
+import type { SourceStore } from '../domain/source-store.ts'
 import type { Source } from '../domain/sources.ts'
 import { type Metrics, NO_METRICS } from '../observe/metrics.ts'
 import { NO_TRACING, type TraceSpan, type Tracing } from '../observe/tracing.ts'
 import { type PrivacyFilter, subjectId } from '../privacy/privacy-filter.ts'
 import { routeTo } from '../route/integrations.ts'
-import type { AcceptedMessage, Store } from '../store/store.ts'
 import { enrichMessage, type RequestContext } from './enrich.ts'
 import type { GroupCommit } from './group-commit.ts'
 import { MAX_MESSAGE_BYTES } from './limits.ts'
@@ -50,14 +51,14 @@ export interface IngestPipelineOptions {
 }
 
 export class IngestPipeline {
-  private readonly store: Store
+  private readonly store: SourceStore
   private readonly groupCommit: GroupCommit
   private readonly queue: IngestQueue
   private readonly metrics: Metrics
   private readonly tracing: Tracing
   private readonly privacy: PrivacyFilter | undefined
 
-  constructor(store: Store, groupCommit: GroupCommit, options: IngestPipelineOptions) {
+  constructor(store: SourceStore, groupCommit: GroupCommit, options: IngestPipelineOptions) {
     this.store = store
     this.groupCommit = groupCommit
     this.queue = options.queue

@@ -9,8 +9,8 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { hashToken } from '../domain/token-service.ts'
+import type { TokenStore } from '../domain/token-store.ts'
 import type { AccessToken, TokenRole } from '../domain/tokens.ts'
-import type { Store } from '../store/store.ts'
 import { AuthThrottle, DEFAULT_FAILURES_PER_WINDOW } from './auth-throttle.ts'
 
 /** How long a token lookup is trusted: revocation reaches every process within this (well under 5 s). */
@@ -41,14 +41,14 @@ const ADMIN: Principal = { role: 'admin', tokenId: ADMIN_ID, name: 'Admin token'
 export class AccessControl {
   /** Failed attempts per client address (auth-throttle.ts); auth.ts and sign-in report to it. */
   readonly throttle: AuthThrottle
-  private readonly store: Store
+  private readonly store: TokenStore
   private readonly adminToken: string
   private readonly sessionKey: Buffer
   private readonly cache = new Map<string, { principal: Principal | null; until: number }>()
   private readonly lastUseWritten = new Map<string, number>()
 
   /** `failuresPerMinute`: `SLUICE_AUTH_FAILURES_PER_MINUTE`, default 20 (0: no throttling). */
-  constructor(options: { store: Store; adminToken: string; failuresPerMinute?: number }) {
+  constructor(options: { store: TokenStore; adminToken: string; failuresPerMinute?: number }) {
     if (options.adminToken === '') throw new Error('The admin token must not be empty.')
     this.throttle = new AuthThrottle({
       failuresPerWindow: options.failuresPerMinute ?? DEFAULT_FAILURES_PER_WINDOW,

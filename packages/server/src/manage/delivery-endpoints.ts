@@ -12,11 +12,12 @@
  *   GET  /destinations/:id/stats/series figures over time, `?from=&to=&step=`
  */
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
-import { deliveryRequest } from '../domain/delivery-request.ts'
+import { deliveryRequest } from '../deliver/delivery-request.ts'
+import type { TestEventService } from '../deliver/test-event.ts'
 import type { DeliveryService } from '../domain/delivery-service.ts'
-import type { TestEventService } from '../domain/test-event.ts'
+import type { DeliveryStore } from '../domain/delivery-store.ts'
+import type { MessageStore } from '../domain/message-store.ts'
 import { HttpError } from '../lib/errors.ts'
-import type { Store } from '../store/store.ts'
 import { canSeeSecrets } from './auth.ts'
 import {
   deliveryRequestSchema,
@@ -32,7 +33,7 @@ import { parseTime, seriesAnswer, seriesRange } from './series-query.ts'
 import { attemptResultView, deliveryRequestView, deliveryView, statsView } from './views.ts'
 
 export interface DeliveryEndpointsOptions {
-  store: Store
+  store: DeliveryStore & MessageStore
   deliveries: DeliveryService
   testEvents: TestEventService
 }

@@ -5,6 +5,7 @@
 import { ERROR_KINDS } from '../deliver/error-kinds.ts'
 import { RESPONSE_EXCERPT_BYTES } from '../deliver/http-sender.ts'
 import { DEFAULT_RETRY_SETTINGS } from '../deliver/retry-policy.ts'
+import { TEST_EVENT } from '../deliver/test-event.ts'
 import {
   DELIVERY_PAGE_SIZE,
   DELIVERY_STATUSES,
@@ -12,7 +13,6 @@ import {
   REPLAYABLE_STATUSES,
 } from '../domain/deliveries.ts'
 import { STORED_MESSAGE_TYPES } from '../domain/messages.ts'
-import { TEST_EVENT } from '../domain/test-event.ts'
 import { MAX_ID_LENGTH } from '../ingest/limits.ts'
 import {
   ADMIN_SECURITY,

@@ -3,8 +3,9 @@
  * shown here come from the Webhooks settings policy (`validateWebhooksSettings`), which checks them in
  * depth.
  */
-import { RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../deliver/webhook-settings.ts'
+
 import { DESTINATION_TYPES } from '../domain/destinations.ts'
+import { RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../domain/webhook-settings.ts'
 import {
   ADMIN_SECURITY,
   authErrors,

@@ -5,6 +5,7 @@
  * hold the product's rules and are shared with the CLI), and render the answer.
  */
 import type { FastifyPluginAsync } from 'fastify'
+import { TestEventService, type TestSender } from '../deliver/test-event.ts'
 import { AudienceService } from '../domain/audience-service.ts'
 import { ComputedTraitService } from '../domain/computed-trait-service.ts'
 import { DeliveryService } from '../domain/delivery-service.ts'
@@ -12,7 +13,6 @@ import { DestinationService } from '../domain/destination-service.ts'
 import { ProfileService } from '../domain/profile-service.ts'
 import { RegulationService } from '../domain/regulation-service.ts'
 import { SourceService } from '../domain/source-service.ts'
-import { TestEventService, type TestSender } from '../domain/test-event.ts'
 import { TokenService } from '../domain/token-service.ts'
 import type { LiveCalls } from '../ingest/live-calls.ts'
 import type { Store } from '../store/store.ts'

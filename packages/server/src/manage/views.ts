@@ -6,11 +6,11 @@
  * come from the response schemas.
  */
 import { toAttemptRecord } from '../deliver/delivery-outcome.ts'
+import type { DeliveryRequest } from '../deliver/delivery-request.ts'
 import type { AttemptResult } from '../deliver/http-sender.ts'
 import type { AudienceWithSize } from '../domain/audience-service.ts'
 import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
-import type { DeliveryRequest } from '../domain/delivery-request.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
 import type { Profile, ProfileEvent } from '../domain/profiles.ts'
 import type { Regulation, Suppression } from '../domain/regulations.ts'

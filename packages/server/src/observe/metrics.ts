@@ -12,7 +12,7 @@
  * URLs, so every label set stays bounded by what the operator configured.
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
-import type { DeliveryOutcome, DestinationBacklog } from '../store/store.ts'
+import type { DeliveryOutcome, DestinationBacklog } from '../domain/delivery-store.ts'
 import { ScrapedCounter, ScrapedHistogram, type ScrapedMetric } from './scraped-metrics.ts'
 
 /** Why calls were refused, as the `reason` label of `sluice_calls_rejected_total`. */

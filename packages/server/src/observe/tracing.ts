@@ -11,7 +11,8 @@
  *                      process, or much later, starts its own trace and is found by its message id.
  */
 import type { Context, Span, Tracer } from '@opentelemetry/api'
-import type { AcceptedMessage, ClaimedDelivery } from '../store/store.ts'
+import type { ClaimedDelivery } from '../domain/delivery-store.ts'
+import type { AcceptedMessage } from '../domain/message-store.ts'
 
 type Attributes = Record<string, string | number | boolean | string[]>
 

@@ -7,8 +7,11 @@
  * each batch, in proportion to how long it took, keeps erasure to a small share of the store's time:
  * ingest and delivery commits go on at nearly their usual rate while a user is erased.
  */
+
+import type { PrivacyStore } from '../domain/privacy-store.ts'
 import type { Logger } from '../lib/logger.ts'
-import type { Store } from '../store/store.ts'
+import type { StoreWatch } from '../store/store.ts'
+import { settleRegulations } from './regulation-settling.ts'
 
 export interface ErasureRunnerOptions {
   /** Messages erased per transaction. Default 1,000. */
@@ -23,7 +26,7 @@ export interface ErasureRunnerOptions {
 }
 
 export class ErasureRunner {
-  private readonly store: Store
+  private readonly store: PrivacyStore & StoreWatch
   private readonly logger: Logger
   private readonly batchSize: number
   private readonly intervalMs: number
@@ -34,7 +37,7 @@ export class ErasureRunner {
   private timer: NodeJS.Timeout | undefined
   private unwatch: (() => Promise<void>) | undefined
 
-  constructor(store: Store, logger: Logger, options: ErasureRunnerOptions = {}) {
+  constructor(store: PrivacyStore & StoreWatch, logger: Logger, options: ErasureRunnerOptions = {}) {
     this.store = store
     this.logger = logger
     this.batchSize = options.batchSize ?? 1_000
@@ -92,7 +95,7 @@ export class ErasureRunner {
       }
       // After the messages: a profile erased before them could be rebuilt from them by the profile worker.
       await this.store.eraseProfilesOfDeletions()
-      await this.store.settleRegulations(Date.now())
+      await settleRegulations(this.store, Date.now())
     } catch (error) {
       this.logger.error({ err: error }, 'privacy: erasure failed; retrying shortly')
     }

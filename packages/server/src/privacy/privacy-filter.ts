@@ -7,8 +7,11 @@
  * at once, before the writing call returns; other PostgreSQL processes' by NOTIFY) and, as a backstop
  * for a lost notification, every `refreshMs`.
  */
+
+import type { ClaimedDelivery } from '../domain/delivery-store.ts'
+import type { ErasureScope, PrivacyStore } from '../domain/privacy-store.ts'
 import type { Logger } from '../lib/logger.ts'
-import type { ClaimedDelivery, ErasureScope, Store } from '../store/store.ts'
+import type { StoreWatch } from '../store/store.ts'
 
 export interface PrivacyFilterOptions {
   /** Reload at least this often, whatever was announced. Default 2 s (within the 5 s promise). */
@@ -29,7 +32,7 @@ export function subjectId(value: unknown): string | null {
 const sourceKey = (sourceId: string, userId: string): string => `${sourceId}\u0000${userId}`
 
 export class PrivacyFilter {
-  private readonly store: Store
+  private readonly store: PrivacyStore & StoreWatch
   private readonly logger: Logger
   private readonly refreshMs: number
   private readonly erasureLookbackMs: number
@@ -43,7 +46,7 @@ export class PrivacyFilter {
   private timer: NodeJS.Timeout | undefined
   private unwatch: (() => Promise<void>) | undefined
 
-  constructor(store: Store, logger: Logger, options: PrivacyFilterOptions = {}) {
+  constructor(store: PrivacyStore & StoreWatch, logger: Logger, options: PrivacyFilterOptions = {}) {
     this.store = store
     this.logger = logger
     this.refreshMs = options.refreshMs ?? 2_000

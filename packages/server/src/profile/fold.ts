@@ -7,10 +7,10 @@
  * A fold is a cache of what the calls say, not state of its own: losing it (a restart, eviction)
  * only means the next evaluation reads the history again. It is exact only while it has seen every
  * call of its profile up to its mark and nothing else, so it MUST be dropped whenever calls move
- * between profiles (a merge) or are deleted (erasure): the store drops its own folds when it merges
- * or erases, and a fold records its profile's merge count, so a merge by another process (PostgreSQL)
- * is seen too. Calls are read by their mark (computation-sql.ts), so "calls after the mark" are
- * exactly the calls not folded yet.
+ * between profiles (a merge) or are deleted (erasure): a store's rules (store-rules.ts) drop their
+ * folds when they merge or the store erases, and a fold records its profile's merge count, so a merge
+ * by another process (PostgreSQL) is seen too. Calls are read by their mark (MarkedEventRow,
+ * store/tables/computations.ts), so "calls after the mark" are exactly the calls not folded yet.
  */
 import {
   type Aggregate,
@@ -24,7 +24,7 @@ import {
 import type { TraitDefinition } from './computed-value.ts'
 
 export interface Fold {
-  /** The highest mark among the calls folded (computation-sql.ts `MarkedEventRow`). */
+  /** The highest mark among the calls folded (store/tables/computations.ts `MarkedEventRow`). */
   mark: number
   /** The profile's merge count when the fold was built (PostgreSQL; undefined on SQLite). */
   merges: number | undefined

@@ -1,17 +1,20 @@
 /**
  * Keeps profiles and computed traits current, in three steps that each commit on their own:
- * 1. consume committed messages into profiles (Store.consumeIntoProfiles), marking the profiles whose
- *    computed traits they may change;
- * 2. evaluate those profiles (Store.evaluateComputations): new values, and sync deliveries for changes;
+ * 1. consume committed messages into profiles (ProfileStore.consumeIntoProfiles), marking the profiles
+ *    whose computed traits they may change;
+ * 2. evaluate those profiles (ProfileStore.evaluateComputations): new values, and sync deliveries for
+ *    changes;
  * 3. every `refreshMs`, queue the profiles whose calls left a `withinDays` window since the last check.
  * It works while there is work, then waits for the next commit or poll. Every step commits its
  * progress with its changes, so stopping or crashing at any point loses nothing and repeats nothing.
  */
+
+import type { ProfileStore } from '../domain/profile-store.ts'
 import type { Logger } from '../lib/logger.ts'
-import type { Store } from '../store/store.ts'
+import type { StoreWatch } from '../store/store.ts'
 
 export interface ProfileWorkerOptions {
-  store: Store
+  store: ProfileStore & StoreWatch
   logger: Logger
   /**
    * How often an idle worker looks for new messages, in ms. Default 250. This process's ingest commits
@@ -31,7 +34,7 @@ const GATHER_MS = 10
 const RETRY_AFTER_ERROR_MS = 1_000
 
 export class ProfileWorker {
-  private readonly store: Store
+  private readonly store: ProfileStore & StoreWatch
   private readonly logger: Logger
   private readonly pollMs: number
   private readonly batchSize: number

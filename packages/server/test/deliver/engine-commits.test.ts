@@ -8,9 +8,10 @@ import { describe, test } from 'node:test'
 import { DeliveryEngine } from '../../src/deliver/engine.ts'
 import type { AttemptResult, SendRequest, WebhookSender } from '../../src/deliver/http-sender.ts'
 import { type RetrySettings, retrySettings } from '../../src/deliver/retry-policy.ts'
+import type { ClaimedDelivery, ClaimRequest, DeliveryOutcome } from '../../src/domain/delivery-store.ts'
 import type { Destination } from '../../src/domain/destinations.ts'
 import type { Logger } from '../../src/lib/logger.ts'
-import type { ClaimedDelivery, ClaimRequest, DeliveryOutcome, Store } from '../../src/store/store.ts'
+import type { Store } from '../../src/store/store.ts'
 import { eventually, sleep } from './receivers.ts'
 
 const CONCURRENCY = 8

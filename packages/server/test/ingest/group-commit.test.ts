@@ -7,9 +7,10 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, test } from 'node:test'
+import type { AcceptedMessage } from '../../src/domain/message-store.ts'
 import { GroupCommit } from '../../src/ingest/group-commit.ts'
 import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
-import type { AcceptedMessage, Store } from '../../src/store/store.ts'
+import type { Store } from '../../src/store/store.ts'
 import { freshSchema, openPgStore } from '../store/pg.ts'
 
 function message(sourceId: string, messageId: string): AcceptedMessage {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../../src/deliver/webhook-settings.ts'
+import { TEST_EVENT } from '../../src/deliver/test-event.ts'
 import { DESTINATION_TYPES } from '../../src/domain/destinations.ts'
 import { NAME_MAX_LENGTH } from '../../src/domain/names.ts'
-import { TEST_EVENT } from '../../src/domain/test-event.ts'
+import { RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../../src/domain/webhook-settings.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
 
 interface Operation {

@@ -6,8 +6,9 @@ import assert from 'node:assert/strict'
 import { describe } from 'node:test'
 import type { AudienceNode } from '../../src/domain/audiences.ts'
 import type { Destination } from '../../src/domain/destinations.ts'
+import type { NewAudience } from '../../src/domain/profile-store.ts'
 import type { Source } from '../../src/domain/sources.ts'
-import type { NewAudience, Store } from '../../src/store/store.ts'
+import type { Store } from '../../src/store/store.ts'
 import { backends, call, drain, type Opened, profileTest, settle, syncPayloads } from './profile-backends.ts'
 
 const DAY = 86_400_000

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict'
 import { describe } from 'node:test'
 import type { Destination } from '../../src/domain/destinations.ts'
+import type { NewComputedTrait } from '../../src/domain/profile-store.ts'
 import type { Source } from '../../src/domain/sources.ts'
-import type { NewComputedTrait } from '../../src/store/store.ts'
 import { backends, call, drain, type Opened, profileTest, settle, syncPayloads } from './profile-backends.ts'
 
 const DAY = 86_400_000

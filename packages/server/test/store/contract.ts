@@ -7,15 +7,11 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { DeliveryAttempt } from '../../src/domain/deliveries.ts'
+import type { ClaimedDelivery, DeliveryOutcome } from '../../src/domain/delivery-store.ts'
 import type { Destination, WebhooksSettings } from '../../src/domain/destinations.ts'
+import type { AcceptedMessage } from '../../src/domain/message-store.ts'
 import type { Source } from '../../src/domain/sources.ts'
-import type {
-  AcceptedMessage,
-  ClaimedDelivery,
-  DeliveryOutcome,
-  Store,
-  StoreEvent,
-} from '../../src/store/store.ts'
+import type { Store, StoreEvent } from '../../src/store/store.ts'
 
 /** Store options a test may set (every backend takes them). */
 export interface TestStoreOptions {
@@ -699,6 +695,45 @@ export function storeContract(backend: StoreBackend): void {
         latencyP95Ms: 20,
       })
     })
+
+    withStore(
+      'delivery figures: minutes are rolled up once settled, a day at most per run, and read the same rolled up or not',
+      async ({ store }) => {
+        const { destination } = await backlog(store, 3)
+        const now = Date.now()
+        const dayOne = Math.floor((now - 3 * DAY) / 60_000) * 60_000
+        const claimed = await store.claimDeliveries(destination.id, 3, now, 30_000)
+        assert.equal(claimed.length, 3)
+        const attemptsAt = [
+          attempt({ attemptedAt: dayOne + 5_000, latencyMs: 12 }),
+          attempt({ attemptedAt: dayOne + DAY + 120_000, statusCode: 503, latencyMs: 700 }),
+          // Not settled yet: its minute may still get attempts.
+          attempt({ attemptedAt: now - 30_000, latencyMs: 30 }),
+        ]
+        await store.recordOutcomes(claimed.map((c, i) => outcome(c, { attempts: [attemptsAt[i]!] })))
+        // By minute: minutes not rolled up yet come in the order the aggregate gives them.
+        const figures = async () =>
+          (await store.deliveryMinutes(destination.id, dayOne, now + 60_000)).sort(
+            (a, b) => a.minute - b.minute,
+          )
+        const live = await figures()
+        assert.deepEqual(
+          live.map((m) => [m.minute, m.succeeded, m.failed]),
+          [
+            [dayOne, 1, 0],
+            [dayOne + DAY + 120_000, 0, 1],
+            [Math.floor((now - 30_000) / 60_000) * 60_000, 1, 0],
+          ],
+        )
+        // The first run starts at the oldest attempt's minute and stops a day later; each next run
+        // carries on from there, up to the last minute that ended two minutes ago.
+        assert.equal(await store.rollUpDeliveries(now), 1)
+        assert.equal(await store.rollUpDeliveries(now), 1)
+        assert.equal(await store.rollUpDeliveries(now), 0)
+        assert.equal(await store.rollUpDeliveries(now), 0, 'nothing left to roll up')
+        assert.deepEqual(await figures(), live)
+      },
+    )
 
     withStore(
       'deliveryBacklog: pending and retrying per destination, earliest due time',

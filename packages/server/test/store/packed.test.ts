@@ -2,10 +2,10 @@
 // went: nulls, empty strings, non-ASCII and U+0000 text, several claims and empty ones.
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ClaimRow } from '../../src/store/core/rows.ts'
+import type { DeliveryOutcome } from '../../src/domain/delivery-store.ts'
 import { packClaims, unpackClaims } from '../../src/store/sqlite/packed-claims.ts'
 import { packOutcomes, unpackOutcomes } from '../../src/store/sqlite/packed-outcomes.ts'
-import type { DeliveryOutcome } from '../../src/store/store.ts'
+import type { ClaimRow } from '../../src/store/tables/deliveries.ts'
 
 test('outcomes: every field, null or not, round-trips', () => {
   const outcomes: DeliveryOutcome[] = [

@@ -1,12 +1,16 @@
 /**
  * Privacy in the store contract, run against every backend like contract.ts: regulations, their
- * `delete` notifications, cancelled deliveries, erasure in batches, suppressions, statuses.
+ * `delete` notifications, cancelled deliveries, erasure in batches, suppressions, statuses (settled by
+ * the privacy module, privacy/regulation-settling.ts, over what the store reports of them).
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
+import type { ClaimedDelivery } from '../../src/domain/delivery-store.ts'
 import type { WebhooksSettings } from '../../src/domain/destinations.ts'
+import type { AcceptedMessage } from '../../src/domain/message-store.ts'
 import type { Source } from '../../src/domain/sources.ts'
-import type { AcceptedMessage, ClaimedDelivery, Store } from '../../src/store/store.ts'
+import { settleRegulations } from '../../src/privacy/regulation-settling.ts'
+import type { Store } from '../../src/store/store.ts'
 import { attempt, message, type StoreBackend } from './contract.ts'
 
 const settings: WebhooksSettings = {
@@ -153,7 +157,7 @@ export function privacyContract(backend: StoreBackend): void {
         assert.equal((await store.getRegulation(regulation.id))?.erased.messages, 3)
 
         // Statuses follow the notifications: one delivered, one dead-lettered → PARTIAL_SUCCESS.
-        await store.settleRegulations(Date.now())
+        await settleRegulations(store, Date.now())
         assert.equal((await store.getRegulation(regulation.id))?.status, 'RUNNING')
         const now = Date.now()
         const settle = (claimed: ClaimedDelivery, delivered: boolean) => ({
@@ -166,7 +170,7 @@ export function privacyContract(backend: StoreBackend): void {
           closedUrls: [],
         })
         await store.recordOutcomes([settle(deletes(toA)[0]!, true), settle(deletes(toAB)[0]!, false)])
-        assert.equal(await store.settleRegulations(Date.now()), 1)
+        assert.equal(await settleRegulations(store, Date.now()), 1)
         const finished = await store.getRegulation(regulation.id)
         assert.equal(finished?.status, 'PARTIAL_SUCCESS')
         assert.ok(finished?.finishedAt)
@@ -177,7 +181,7 @@ export function privacyContract(backend: StoreBackend): void {
             [onlyA.id, 'FINISHED', 1, 0],
           ].sort(),
         )
-        assert.equal(await store.settleRegulations(Date.now()), 0, 'a finished regulation stays finished')
+        assert.equal(await settleRegulations(store, Date.now()), 0, 'a finished regulation stays finished')
       },
     )
 
@@ -237,7 +241,7 @@ export function privacyContract(backend: StoreBackend): void {
       })
       assert.deepEqual(regulation.destinations, [])
       await eraseAll(store, 10)
-      await store.settleRegulations(Date.now())
+      await settleRegulations(store, Date.now())
       const done = await store.getRegulation(regulation.id)
       assert.equal(done?.status, 'FINISHED')
       assert.equal(done?.erased.messages, 0)

@@ -8,11 +8,12 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
 import type { Destination } from '../../src/domain/destinations.ts'
+import type { AcceptedMessage } from '../../src/domain/message-store.ts'
 import type { Source } from '../../src/domain/sources.ts'
 import { databasePath } from '../../src/store/sqlite/database.ts'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
 import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
-import type { AcceptedMessage, Store } from '../../src/store/store.ts'
+import type { Store } from '../../src/store/store.ts'
 import { freshSchema, openPgStore, withAdmin } from './pg.ts'
 
 export interface Opened {

@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict'
 import { describe } from 'node:test'
 import type { Destination } from '../../src/domain/destinations.ts'
+import type { NewComputedTrait } from '../../src/domain/profile-store.ts'
 import type { Source } from '../../src/domain/sources.ts'
-import type { NewComputedTrait, Store } from '../../src/store/store.ts'
+import type { Store } from '../../src/store/store.ts'
 import { backends, call, drain, type Opened, profileTest, settle } from './profile-backends.ts'
 
 const DAY = 86_400_000

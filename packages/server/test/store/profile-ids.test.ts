@@ -2,7 +2,7 @@
 // for new profiles sit together in the indexes).
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { newProfileId } from '../../src/store/core/profile-batch.ts'
+import { newProfileId } from '../../src/profile/identity-resolution.ts'
 
 test('profile ids are well formed, unique, and sort by creation time', () => {
   const start = Date.UTC(2026, 10, 23)

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { Source } from '../../src/domain/sources.ts'
-import { advanceCursor, GAP_WATCH_MS } from '../../src/store/core/profile-cursor.ts'
+import { advanceCursor, GAP_WATCH_MS } from '../../src/profile/profile-cursor.ts'
 import type { Store } from '../../src/store/store.ts'
 import { backends, call, drain, type Opened } from './profile-backends.ts'
 

@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
+import type { AcceptedMessage } from '../../src/domain/message-store.ts'
 import { databasePath } from '../../src/store/sqlite/database.ts'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
-import type { AcceptedMessage, Store } from '../../src/store/store.ts'
+import type { Store } from '../../src/store/store.ts'
 import { freshSchema, openPgStore, withAdmin } from './pg.ts'
 
 const HOUR = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000

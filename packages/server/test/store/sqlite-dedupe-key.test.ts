@@ -1,4 +1,4 @@
-// SQLite looks duplicates up by a 53-bit hash of (source, messageId) (store/core/dedupe-key.ts,
+// SQLite looks duplicates up by a 53-bit hash of (source, messageId) (store/sqlite/dedupe-key.ts,
 // migration 007). A hash is not unique: these tests make two ids really collide and check that neither
 // is taken for the other, and that a file written before the key existed still drops its duplicates.
 import assert from 'node:assert/strict'
@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { test } from 'node:test'
-import { dedupeKey } from '../../src/store/core/dedupe-key.ts'
 import { databasePath } from '../../src/store/sqlite/database.ts'
+import { dedupeKey } from '../../src/store/sqlite/dedupe-key.ts'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
 import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
 import type { Store } from '../../src/store/store.ts'

@@ -5,7 +5,31 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Migration, MigrationsSql } from './store-sql.ts'
+import type { Awaitable } from '../tables/sql-types.ts'
+
+export interface MigrationsSql {
+  /** The folder of this backend's `NNN_name.sql` files. */
+  readonly dir: string
+  /**
+   * Runs `work` alone: no other process migrates the same database meanwhile (PostgreSQL takes an
+   * advisory lock; SQLite has a single writer).
+   */
+  exclusive(work: (statements: MigrationStatements) => Promise<void>): Promise<void>
+}
+
+export interface Migration {
+  version: number
+  /** The file name. */
+  name: string
+  sql: string
+}
+
+export interface MigrationStatements {
+  /** Versions applied so far (creates the bookkeeping table when missing). */
+  applied(): Awaitable<number[]>
+  /** Runs the migration and records it, in one transaction. */
+  apply(migration: Migration): Awaitable<void>
+}
 
 export function migrationFiles(dir: string): Migration[] {
   return readdirSync(dir)

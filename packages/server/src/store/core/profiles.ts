@@ -1,149 +1,211 @@
 /**
- * The profile side of the store core: the profile worker's step (consume the next committed messages
- * into profiles, with the cursor, in one transaction), and profile reads and erasure. SQL is the
- * backend's (profile-sql.ts); resolution rules are profile-batch.ts's.
+ * The profiles-and-computations area of the store core (domain/profile-store.ts): profile reads and
+ * erasure, computed traits and audiences as records, and the profile worker's steps — whose rules
+ * (identity resolution, evaluation, previews, time windows) are the profile module's, handed in as
+ * `ProfileRules` (profile-rules.ts) and run here over this store's SQL, inside its transactions.
  */
+import type { Audience, AudienceNode } from '../../domain/audiences.ts'
+import type { ComputedTrait } from '../../domain/computed-traits.ts'
+import type {
+  AudiencePatch,
+  ComputedTraitPatch,
+  NewAudience,
+  NewComputedTrait,
+  ProfileStore,
+} from '../../domain/profile-store.ts'
 import type { Profile, ProfileEvent, ProfileIdentity } from '../../domain/profiles.ts'
-import { COMPUTED_SOURCE_ID, type ComputationsSql } from './computation-sql.ts'
-import { activeComputations, relevance } from './computations.ts'
-import { identitiesNamed, type LoadedProfiles, type PlannedBatch, planBatch } from './profile-batch.ts'
-import { advanceCursor, type Gap } from './profile-cursor.ts'
-import type { IdentityKind, IdentityRow, ProfileEventRow, ProfilesSql } from './profile-sql.ts'
-import type { MessageRow } from './rows.ts'
+import { newId } from '../../lib/ids.ts'
+import {
+  type ComputationClass,
+  type ComputationRow,
+  newComputationRow,
+  toAudience,
+  toComputations,
+  toComputedTrait,
+} from '../tables/computations.ts'
+import { type IdentityKind, toProfile, toProfileEvent } from '../tables/profiles.ts'
+import type { Changes } from './changes.ts'
+import type { ComputationPatch, ProfileRules } from './profile-rules.ts'
+import type { StoreSql } from './store-sql.ts'
 
-/** Messages consumed per transaction when the caller does not say. */
+/** Messages consumed (or queued profiles evaluated) per transaction when the caller does not say. */
 export const DEFAULT_PROFILE_BATCH = 500
 
-/**
- * Consumes up to `limit` committed messages not yet consumed. Returns how many were consumed (0 when
- * there were none, or another process consumed the same ones first: its transaction won the cursor).
- */
-export async function consumeMessages(
-  sql: ProfilesSql,
-  computations: ComputationsSql,
-  limit: number,
-  now: number,
-  /** Told the profiles of every merge applied (both sides), after the commit. */
-  onMerged?: (profileIds: string[]) => void,
-): Promise<number> {
-  const cursor = await sql.cursor()
-  const gaps = JSON.parse(cursor.gaps) as Gap[]
-  const inGaps: MessageRow[] = []
-  for (const [from, to] of gaps) inGaps.push(...(await sql.messages(from - 1, to, limit)))
-  const fresh = await sql.messages(cursor.high_pk, null, limit)
-  const next = advanceCursor(
-    cursor.high_pk,
-    gaps,
-    inGaps.map((row) => row.pk).sort((a, b) => a - b),
-    fresh.map((row) => row.pk),
-    now,
-  )
-  const rows = [...inGaps, ...fresh]
-  const gapsText = JSON.stringify(next.gaps)
-  if (rows.length === 0 && gapsText === cursor.gaps) return 0
-  // Sync messages (identify calls carrying computed values) are Sluice's own output, not a user's call.
-  const messages = rows
-    .filter((row) => row.source_id !== COMPUTED_SOURCE_ID)
-    .map((row) => ({ row, payload: JSON.parse(row.payload) as Record<string, unknown> }))
-  const planned = planBatch(
-    messages,
-    await loadFor(
-      sql,
-      messages.map((message) => message.payload),
-    ),
-  )
-  const applied = await sql.apply({
-    cursor: { highPk: next.highPk, gaps: gapsText, readVersion: cursor.version },
-    ...planned,
-    dirty: await affectedProfiles(computations, planned),
-  })
-  if (!applied) return 0
-  if (planned.merges.length > 0) onMerged?.(planned.merges.flatMap((merge) => [merge.from_id, merge.into_id]))
-  return rows.length
-}
+/** The SQL this area runs. */
+type ProfileTables = Pick<StoreSql, 'profiles' | 'computations'>
 
-/** Profiles whose computed traits or audiences the batch may change: relevant calls, or a merge. */
-async function affectedProfiles(computations: ComputationsSql, planned: PlannedBatch): Promise<string[]> {
-  const rows = await computations.list()
-  if (rows.length === 0) return []
-  const { events, identifies } = relevance(activeComputations(rows))
-  const affected = new Set(planned.merges.map((merge) => merge.into_id))
-  for (const event of planned.events) {
-    if ((event.event !== null && events.has(event.event)) || (identifies && event.type === 'identify')) {
-      affected.add(event.profile_id)
+export class ProfilesCore implements ProfileStore {
+  readonly #sql: ProfileTables
+  readonly #rules: ProfileRules
+  readonly #changes: Changes
+
+  constructor(sql: ProfileTables, rules: ProfileRules, changes: Changes) {
+    this.#sql = sql
+    this.#rules = rules
+    this.#changes = changes
+  }
+
+  // --- profiles ---
+
+  consumeIntoProfiles(limit = DEFAULT_PROFILE_BATCH, now = Date.now()): Promise<number> {
+    return this.#rules.consume(limit, now)
+  }
+
+  async getProfile(id: string): Promise<Profile | null> {
+    const resolved = await this.#sql.profiles.resolve(id)
+    if (resolved === undefined) return null
+    const [row] = await this.#sql.profiles.profiles([resolved])
+    if (!row) return null
+    const profile = toProfile(row, await this.#sql.profiles.identitiesOf([resolved]))
+    const computations = new Map((await this.#sql.computations.list()).map((row) => [row.id, row]))
+    for (const value of await this.#sql.computations.values([profile.id])) {
+      const computation = computations.get(value.computation_id)
+      if (computation?.class === 'computed_trait') {
+        profile.computedTraits[computation.key] = JSON.parse(value.value)
+      } else if (computation?.class === 'audience') profile.audiences.push(computation.key)
+    }
+    profile.audiences.sort()
+    return profile
+  }
+
+  async findProfile(identity: ProfileIdentity): Promise<Profile | null> {
+    const [kind, value]: [IdentityKind, string] =
+      'userId' in identity ? ['user', identity.userId] : ['anonymous', identity.anonymousId]
+    const [row] = await this.#sql.profiles.identities(kind, [value])
+    return row ? this.getProfile(row.profile_id) : null
+  }
+
+  async listProfileEvents(
+    profileId: string,
+    page: { limit: number; before?: number | undefined },
+  ): Promise<{ events: ProfileEvent[]; next: number | null }> {
+    const rows = await this.#sql.profiles.events(profileId, page.limit, page.before ?? null)
+    return {
+      events: rows.map(toProfileEvent),
+      next: rows.length === page.limit ? rows.at(-1)!.message_pk : null,
     }
   }
-  return [...affected]
-}
 
-async function loadFor(sql: ProfilesSql, payloads: Record<string, unknown>[]): Promise<LoadedProfiles> {
-  const values: Record<IdentityKind, Set<string>> = { user: new Set(), anonymous: new Set() }
-  for (const payload of payloads)
-    for (const { kind, value } of identitiesNamed(payload)) values[kind].add(value)
-  const identities = [
-    ...(values.user.size > 0 ? await sql.identities('user', [...values.user]) : []),
-    ...(values.anonymous.size > 0 ? await sql.identities('anonymous', [...values.anonymous]) : []),
-  ]
-  const profileIds = [...new Set(identities.map((row) => row.profile_id))]
-  if (profileIds.length === 0) return { identities, identitiesOfProfiles: [], profiles: [] }
-  return {
-    identities,
-    identitiesOfProfiles: await sql.identitiesOf(profileIds),
-    profiles: await sql.profiles(profileIds),
+  async eraseProfilesOfUsers(userIds: string[], sourceIds?: string[]): Promise<number> {
+    if (userIds.length === 0 || sourceIds?.length === 0) return 0
+    const erased = await this.#sql.profiles.erase(userIds, sourceIds ?? null)
+    this.#rules.callsErased()
+    return erased
   }
-}
 
-/** The profile with this id (or the one it was merged into), or null. */
-export async function readProfile(sql: ProfilesSql, id: string): Promise<Profile | null> {
-  const resolved = await sql.resolve(id)
-  if (resolved === undefined) return null
-  const [row] = await sql.profiles([resolved])
-  if (!row) return null
-  const identities = await sql.identitiesOf([resolved])
-  const of = (kind: IdentityKind) =>
-    identities
-      .filter((identity) => identity.kind === kind)
-      .map((identity) => identity.value)
-      .sort()
-  return {
-    id: row.id,
-    userIds: of('user'),
-    anonymousIds: of('anonymous'),
-    traits: JSON.parse(row.traits) as Record<string, unknown>,
-    computedTraits: {},
-    audiences: [],
-    firstSeenAt: row.first_seen_at,
-    lastSeenAt: row.last_seen_at,
+  // --- computed traits and audiences ---
+
+  async createComputedTrait(input: NewComputedTrait): Promise<ComputedTrait | null> {
+    const { name, key, destinationIds, ...definition } = input
+    const row = newComputationRow(
+      'computed_trait',
+      { id: newId('ctr'), name, key, destinationIds, now: Date.now() },
+      definition,
+    )
+    return (await this.#insert(row)) ? toComputedTrait(row) : null
   }
-}
 
-export async function findProfile(sql: ProfilesSql, identity: ProfileIdentity): Promise<Profile | null> {
-  const [kind, value]: [IdentityKind, string] =
-    'userId' in identity ? ['user', identity.userId] : ['anonymous', identity.anonymousId]
-  const [row]: IdentityRow[] = await sql.identities(kind, [value])
-  return row ? readProfile(sql, row.profile_id) : null
-}
-
-/** One page of a profile's calls, newest first; `before` is the cursor the previous page gave. */
-export async function readProfileEvents(
-  sql: ProfilesSql,
-  profileId: string,
-  page: { limit: number; before?: number | undefined },
-): Promise<{ events: ProfileEvent[]; next: number | null }> {
-  const rows = await sql.events(profileId, page.limit, page.before ?? null)
-  return {
-    events: rows.map(toProfileEvent),
-    next: rows.length === page.limit ? rows.at(-1)!.message_pk : null,
+  async listComputedTraits(): Promise<ComputedTrait[]> {
+    return toComputations(await this.#sql.computations.list()).traits
   }
-}
 
-function toProfileEvent(row: ProfileEventRow): ProfileEvent {
-  return {
-    sourceId: row.source_id,
-    messageId: row.message_id,
-    type: row.type,
-    event: row.event,
-    timestamp: row.occurred_at,
-    properties: JSON.parse(row.properties) as Record<string, unknown>,
+  async getComputedTrait(id: string): Promise<ComputedTrait | null> {
+    const row = await this.#computation(id, 'computed_trait')
+    return row ? toComputedTrait(row) : null
+  }
+
+  async updateComputedTrait(id: string, patch: ComputedTraitPatch): Promise<ComputedTrait | null> {
+    const { definition, ...rest } = patch
+    return (await this.#update(id, 'computed_trait', {
+      ...rest,
+      ...(definition === undefined ? {} : { definition }),
+    }))
+      ? this.getComputedTrait(id)
+      : null
+  }
+
+  async deleteComputedTrait(id: string): Promise<boolean> {
+    return (
+      (await this.#computation(id, 'computed_trait')) !== null && (await this.#sql.computations.delete(id))
+    )
+  }
+
+  async createAudience(input: NewAudience): Promise<Audience | null> {
+    const { name, key, destinationIds, definition, includeAnonymous } = input
+    const row = newComputationRow(
+      'audience',
+      { id: newId('aud'), name, key, destinationIds, now: Date.now() },
+      { tree: definition, includeAnonymous },
+    )
+    return (await this.#insert(row)) ? toAudience(row) : null
+  }
+
+  async listAudiences(): Promise<Audience[]> {
+    return toComputations(await this.#sql.computations.list()).audiences
+  }
+
+  async getAudience(id: string): Promise<Audience | null> {
+    const row = await this.#computation(id, 'audience')
+    return row ? toAudience(row) : null
+  }
+
+  async updateAudience(id: string, patch: AudiencePatch): Promise<Audience | null> {
+    const { definition, includeAnonymous, ...rest } = patch
+    const row = definition === undefined && includeAnonymous === undefined ? null : await this.getAudience(id)
+    const tree =
+      row === null
+        ? {}
+        : {
+            definition: {
+              tree: definition ?? row.definition,
+              includeAnonymous: includeAnonymous ?? row.includeAnonymous,
+            },
+          }
+    return (await this.#update(id, 'audience', { ...rest, ...tree })) ? this.getAudience(id) : null
+  }
+
+  async deleteAudience(id: string): Promise<boolean> {
+    return (await this.#computation(id, 'audience')) !== null && (await this.#sql.computations.delete(id))
+  }
+
+  previewAudience(
+    definition: AudienceNode,
+    options: { includeAnonymous: boolean; sampleSize: number },
+  ): Promise<{ size: number; sample: string[] }> {
+    return this.#rules.previewAudience(definition, options, Date.now())
+  }
+
+  async computationSize(id: string): Promise<number> {
+    return this.#sql.computations.size(id)
+  }
+
+  async evaluateComputations(
+    limit = DEFAULT_PROFILE_BATCH,
+    now = Date.now(),
+  ): Promise<{ evaluated: number; deliveriesCreated: number }> {
+    const result = await this.#rules.evaluate(limit, now)
+    if (result.deliveriesCreated > 0) this.#changes.committed('deliveries')
+    return result
+  }
+
+  queueWindowEdges(after: number, upTo: number): Promise<number> {
+    return this.#rules.queueWindowEdges(after, upTo)
+  }
+
+  /** Inserts it with its backfill queued, in one transaction; false when its key is taken. */
+  async #insert(row: ComputationRow): Promise<boolean> {
+    return this.#sql.computations.insert(row, this.#rules.backfill(row))
+  }
+
+  async #computation(id: string, computationClass: ComputationClass): Promise<ComputationRow | null> {
+    const row = await this.#sql.computations.get(id)
+    return row?.class === computationClass ? row : null
+  }
+
+  async #update(id: string, computationClass: ComputationClass, patch: ComputationPatch): Promise<boolean> {
+    const row = await this.#computation(id, computationClass)
+    if (row === null) return false
+    const { change, scope } = this.#rules.change(row, patch, Date.now())
+    return this.#sql.computations.update(id, change, scope)
   }
 }

@@ -1,4 +1,38 @@
-import type { SweepSql } from './store-sql.ts'
+/**
+ * Retention: old messages whose deliveries are all final go, with their deliveries and attempts; so do
+ * dedupe keys past the window, and PostgreSQL's settled shard rows of per-minute figures. The loop is
+ * written once here; each backend provides its statements (`SweepSql`).
+ */
+import type { Awaitable } from '../tables/sql-types.ts'
+
+export interface SweepSql {
+  /**
+   * Runs `work` unless another process is sweeping the same database right now (PostgreSQL: an
+   * advisory lock), in which case it resolves with null at once.
+   */
+  exclusive<T>(work: (statements: SweepStatements) => Promise<T>): Promise<T | null>
+}
+
+export interface SweepStatements {
+  /** Up to `limit` messages by pk order, after `afterPk`. */
+  messagesAfter(afterPk: number, limit: number): Awaitable<{ pk: number; received_at: number }[]>
+  /**
+   * Deletes those of these messages whose deliveries are all final and which profiles have consumed
+   * (pk at most the profile cursor's high-water mark), with them; returns how many went.
+   */
+  deleteIfFinal(pks: number[]): Awaitable<number>
+  /**
+   * Deletes up to `limit` dedupe keys received before `before`; returns how many. Only PostgreSQL
+   * keeps keys apart from messages (its `dedupe_keys`); SQLite dedupes against messages and has none.
+   */
+  expireDedupeKeys(before: number, limit: number): Awaitable<number>
+  /**
+   * Adds the shard rows of per-minute source figures for minutes before `before` into one row per
+   * source and minute; returns how many rows went. Only PostgreSQL writes figures to several shards
+   * (so that concurrent ingests do not queue on one row); SQLite has one row a minute and none.
+   */
+  foldRollupShards?(before: number): Awaitable<number>
+}
 
 /** Rows deleted per statement, so a large clean-up never holds locks (or SQLite's write lock) for long. */
 const SWEEP_CHUNK = 5_000

@@ -1,8 +1,9 @@
 /**
  * The PostgreSQL store: the same contract as the SQLite store, for several Sluice processes (any
  * number of API and worker processes, on any number of machines) sharing one database. Its SQL is in
- * `sql/` (one module per table, and one per hot statement), under the shared core; connections,
- * transactions and retries in database.ts; cross-process announcements in notifications.ts.
+ * `sql/` (one module per table, and one per hot statement), under the shared core, which is handed the
+ * profile module's rules here (profile/store-rules.ts); connections, transactions and retries in
+ * database.ts; cross-process announcements in notifications.ts.
  *
  * What changes with several processes, and how it is handled:
  * - Migrations: run under a PostgreSQL advisory lock, so processes starting together apply each
@@ -21,6 +22,7 @@
  */
 
 import type { Source } from '../../domain/sources.ts'
+import { profileRules } from '../../profile/store-rules.ts'
 import { StoreCore } from '../core/store-core.ts'
 import type { StoreSql } from '../core/store-sql.ts'
 import type { StoreEvent } from '../store.ts'
@@ -88,6 +90,7 @@ export class PostgresStore extends StoreCore<'postgres'> {
       // Off until the LISTEN connection is up (listen()): other processes' source changes are only
       // heard through it.
       writeKeyCache: { trusted: false },
+      profileRules,
     })
     this.channel = channel
     this.db = db

@@ -6,7 +6,7 @@
  * Layout: the claim count, then per claim its row count and per row: id, received_at, attempt_count,
  * first_attempt_at, source_id, closed_urls, payload.
  */
-import type { ClaimRow } from '../core/rows.ts'
+import type { ClaimRow } from '../tables/deliveries.ts'
 import { type Packed, Packer, Unpacker } from './packed-text.ts'
 
 export function packClaims(claims: ClaimRow[][]): Packed {

@@ -5,8 +5,8 @@
  * post than to validate; one flat string is a single copy, and the numbers move without a copy at all.
  */
 import type { DestinationType } from '../../domain/destinations.ts'
+import type { AcceptedMessage } from '../../domain/message-store.ts'
 import type { MessageType } from '../../domain/messages.ts'
-import type { AcceptedMessage } from '../store.ts'
 
 export interface PackedMessages {
   /**

@@ -8,7 +8,7 @@
  * then per attempt: attemptedAt, statusCode, latencyMs, url, errorKind, errorText, responseExcerpt).
  */
 import type { DeliveryAttempt } from '../../domain/deliveries.ts'
-import type { DeliveryOutcome } from '../store.ts'
+import type { DeliveryOutcome } from '../../domain/delivery-store.ts'
 import { type Packed, Packer, Unpacker } from './packed-text.ts'
 
 const STATUSES: readonly DeliveryOutcome['status'][] = ['delivered', 'retrying', 'failed']

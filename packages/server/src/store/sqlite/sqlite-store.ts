@@ -1,10 +1,12 @@
 /**
  * The embedded store: one SQLite file in WAL mode (database.ts), its SQL in `sql/` (one module per
- * table, and one per hot statement), under the shared core. node:sqlite is synchronous; calls are short
- * and ingest commits are grouped by the caller. The server runs this store on its own thread
- * (threaded-store.ts); tests and CLI commands also open it in-thread.
+ * table, and one per hot statement), under the shared core, which is handed the profile module's rules
+ * here (profile/store-rules.ts). node:sqlite is synchronous; calls are short and ingest commits are
+ * grouped by the caller. The server runs this store on its own thread (threaded-store.ts); tests and
+ * CLI commands also open it in-thread.
  */
 
+import { profileRules } from '../../profile/store-rules.ts'
 import { StoreCore, type StoreCoreOptions } from '../core/store-core.ts'
 import type { StoreSql } from '../core/store-sql.ts'
 import { SqliteDatabase, type SqliteDatabaseOptions } from './database.ts'
@@ -58,7 +60,7 @@ export class SqliteStore extends StoreCore<'sqlite'> {
    */
   constructor(options: SqliteStoreOptions) {
     const db = new SqliteDatabase(options)
-    super(sqliteSql(db), { dedupeWindowMs: options.dedupeWindowMs })
+    super(sqliteSql(db), { dedupeWindowMs: options.dedupeWindowMs, profileRules })
     this.path = db.path
   }
 }

@@ -4,8 +4,8 @@
  * and every B-tree update would stall HTTP handling and deliveries; here they run on the other core.
  * Calls are answered in order, so behaviour is exactly that of the single-threaded store.
  *
- * Every contract method is forwarded as it is (built from FORWARDED_METHODS, worker-protocol.ts),
- * except: `ingest`, whose messages cross packed (packed-messages.ts); `claimDeliveries` and
+ * Every contract method is forwarded as it is (one forwarder per method of the store core's areas:
+ * a new method needs no entry anywhere), except: `ingest`, whose messages cross packed (packed-messages.ts); `claimDeliveries` and
  * `recordOutcomes`, whose outcomes and claimed deliveries cross packed (packed-outcomes.ts,
  * packed-claims.ts: each message as its stored JSON text, parsed here); `getSourceByWriteKey`, cached
  * here because every Tracking API request asks; and `watch`, answered here from the changes each
@@ -13,28 +13,22 @@
  */
 import { extname, join } from 'node:path'
 import { Worker } from 'node:worker_threads'
+import type { ClaimedDelivery, ClaimRequest, DeliveryOutcome } from '../../domain/delivery-store.ts'
+import type { AcceptedMessage, IngestOutcome } from '../../domain/message-store.ts'
 import type { Source } from '../../domain/sources.ts'
 import { Changes } from '../core/changes.ts'
-import { toClaimedDeliveries } from '../core/rows.ts'
 import { WriteKeyCache } from '../core/write-key-cache.ts'
 import { StoreUnavailableError } from '../errors.ts'
-import type {
-  AcceptedMessage,
-  ClaimedDelivery,
-  ClaimRequest,
-  DeliveryOutcome,
-  IngestOutcome,
-  Store,
-  StoreEvent,
-} from '../store.ts'
+import type { Store, StoreEvent } from '../store.ts'
+import { toClaimedDeliveries } from '../tables/deliveries.ts'
 import { databasePath } from './database.ts'
 import { unpackClaims } from './packed-claims.ts'
 import { packMessages } from './packed-messages.ts'
 import { packOutcomes } from './packed-outcomes.ts'
 import type { SqliteStoreOptions } from './sqlite-store.ts'
 import {
-  FORWARDED_METHODS,
   type ForwardedMethod,
+  forwardedMethods,
   type StoreCall,
   type StoreReply,
   type WorkerMethod,
@@ -46,8 +40,8 @@ interface PendingCall {
   reject: (error: Error) => void
 }
 
-// The forwarded methods are defined on the prototype by the static block below, one per entry of
-// FORWARDED_METHODS, which the compiler checks against the contract.
+// The forwarded methods are defined on the prototype by the static block below, one per method of the
+// store core's areas (forwardedMethods, worker-protocol.ts) that this proxy does not answer itself.
 export interface ThreadedSqliteStore extends Pick<Store, ForwardedMethod> {}
 
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the static block defines every merged method (see above).
@@ -70,7 +64,7 @@ export class ThreadedSqliteStore implements Store {
       function (this: ThreadedSqliteStore, ...args: Parameters<WorkerMethods[M]>) {
         return this.call(method, args)
       }
-    for (const method of Object.keys(FORWARDED_METHODS) as ForwardedMethod[]) {
+    for (const method of forwardedMethods()) {
       Object.defineProperty(ThreadedSqliteStore.prototype, method, {
         value: forwarder(method),
         writable: true,

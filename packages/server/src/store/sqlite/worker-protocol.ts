@@ -2,8 +2,12 @@
  * The messages between ThreadedSqliteStore (main thread) and store-worker.ts (the store thread). Kept
  * apart from both: the worker module runs on import, and the main thread needs the method list.
  */
+
+import type { ClaimRequest } from '../../domain/delivery-store.ts'
+import type { IngestOutcome } from '../../domain/message-store.ts'
 import type { ChangeEvent } from '../core/changes.ts'
-import type { ClaimRequest, IngestOutcome, Store } from '../store.ts'
+import { type AreaMethod, areaMethods } from '../core/store-core.ts'
+import type { Store } from '../store.ts'
 import type { PackedMessages } from './packed-messages.ts'
 import type { Packed } from './packed-text.ts'
 
@@ -20,81 +24,31 @@ export interface WorkerMethods extends Omit<Store, 'kind' | 'watch' | 'ingest'> 
 }
 export type WorkerMethod = keyof WorkerMethods
 
+/** Contract methods ThreadedSqliteStore answers itself (packing their data, or caching). */
+export const LOCAL_METHODS = [
+  'ingest',
+  'claimDeliveries',
+  'recordOutcomes',
+  'getSourceByWriteKey',
+] as const satisfies readonly AreaMethod[]
+
+type LocalMethod = (typeof LOCAL_METHODS)[number]
+
 /** Contract methods the main thread passes to the worker as they are. */
-export type ForwardedMethod = Exclude<
-  keyof Store,
-  'kind' | 'watch' | 'ingest' | 'getSourceByWriteKey' | 'close' | 'claimDeliveries' | 'recordOutcomes'
->
+export type ForwardedMethod = Exclude<AreaMethod, LocalMethod> | 'migrate' | 'ping'
 
 /**
- * The same, as a value the proxy builds its methods from. A method added to the contract does not
- * compile here until it is listed (or handled by the proxy itself): it cannot be forgotten.
+ * The same, as a value the proxy builds its methods from: derived from the store core's areas (every
+ * method an area answers), so a method added to the contract is forwarded without being listed here.
  */
-export const FORWARDED_METHODS = {
-  migrate: true,
-  ping: true,
-  createSource: true,
-  listSources: true,
-  getSource: true,
-  updateSource: true,
-  deleteSource: true,
-  getSourceStats: true,
-  countRejected: true,
-  createDestination: true,
-  listDestinations: true,
-  getDestination: true,
-  updateDestination: true,
-  deleteDestination: true,
-  getMessage: true,
-  countMessages: true,
-  countDeliveries: true,
-  releaseClaims: true,
-  nextDueAt: true,
-  listDeliveries: true,
-  getDelivery: true,
-  replayDeliveries: true,
-  deliveryStats: true,
-  deliveryBacklog: true,
-  rollUpDeliveries: true,
-  deliveryMinutes: true,
-  sourceMinutes: true,
-  createToken: true,
-  listTokens: true,
-  getToken: true,
-  findTokenByHash: true,
-  touchToken: true,
-  deleteToken: true,
-  consumeIntoProfiles: true,
-  getProfile: true,
-  findProfile: true,
-  listProfileEvents: true,
-  eraseProfilesOfUsers: true,
-  createComputedTrait: true,
-  listComputedTraits: true,
-  getComputedTrait: true,
-  updateComputedTrait: true,
-  deleteComputedTrait: true,
-  createAudience: true,
-  listAudiences: true,
-  getAudience: true,
-  updateAudience: true,
-  deleteAudience: true,
-  computationSize: true,
-  previewAudience: true,
-  evaluateComputations: true,
-  queueWindowEdges: true,
-  sweep: true,
-  createRegulation: true,
-  getRegulation: true,
-  listRegulations: true,
-  listSuppressions: true,
-  privacyVersion: true,
-  recentErasures: true,
-  eraseProfilesOfDeletions: true,
-  eraseNext: true,
-  settleRegulations: true,
-  countSuppressed: true,
-} as const satisfies Record<ForwardedMethod, true>
+export function forwardedMethods(): ForwardedMethod[] {
+  const local: readonly string[] = LOCAL_METHODS
+  return [
+    'migrate',
+    'ping',
+    ...areaMethods().filter((method): method is Exclude<AreaMethod, LocalMethod> => !local.includes(method)),
+  ]
+}
 
 /** One call: a discriminated union, so that each method's arguments are typed on both sides. */
 export type StoreCall = {

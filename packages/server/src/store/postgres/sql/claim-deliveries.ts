@@ -1,6 +1,5 @@
 /** Claims on PostgreSQL, the hot read path of the delivery engine: pick and lease due deliveries. */
-import type { ClaimRow } from '../../core/rows.ts'
-import type { StoreSql } from '../../core/store-sql.ts'
+import type { ClaimDeliveriesSql, ClaimRow } from '../../tables/deliveries.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 
@@ -28,7 +27,7 @@ FROM due, messages m, (SELECT set_config('synchronous_commit', 'off', true)) AS 
 WHERE d.id = due.id AND m.pk = d.message_pk
 RETURNING d.id, d.attempt_count, d.first_attempt_at, d.closed_urls, m.payload, m.source_id, m.received_at`
 
-export function postgresClaimDeliveries(db: PostgresDatabase): StoreSql['claimDeliveries'] {
+export function postgresClaimDeliveries(db: PostgresDatabase): ClaimDeliveriesSql {
   return (destinationId, limit, now, leaseUntil) =>
     db.query<ClaimRow>(CLAIM_SQL, [pgText(destinationId), now, limit, leaseUntil])
 }

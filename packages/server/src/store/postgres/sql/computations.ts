@@ -10,7 +10,7 @@ import {
   type SentRow,
   StaleEvaluation,
   type ValueRow,
-} from '../../core/computation-sql.ts'
+} from '../../tables/computations.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 

@@ -1,5 +1,4 @@
-import type { BacklogRow, DeliveryRow, StateCountRow } from '../../core/rows.ts'
-import type { DeliveriesSql } from '../../core/store-sql.ts'
+import type { BacklogRow, DeliveriesSql, DeliveryRow, StateCountRow } from '../../tables/deliveries.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 

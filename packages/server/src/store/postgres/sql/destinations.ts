@@ -1,6 +1,5 @@
 import type { PoolClient } from 'pg'
-import type { ConnectionRow, DestinationRow } from '../../core/rows.ts'
-import type { DestinationsSql } from '../../core/store-sql.ts'
+import type { ConnectionRow, DestinationRow, DestinationsSql } from '../../tables/destinations.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 

@@ -5,8 +5,8 @@
  * the `dedupe_keys` primary key (SQLite can rely on being the only writer; PostgreSQL cannot).
  */
 import { randomInt } from 'node:crypto'
-import type { StoreSql } from '../../core/store-sql.ts'
-import type { AcceptedMessage } from '../../store.ts'
+import type { AcceptedMessage } from '../../../domain/message-store.ts'
+import type { IngestSql } from '../../tables/messages.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 import { SOURCE_MINUTES_CTE } from './rollups.ts'
@@ -109,7 +109,7 @@ ${SOURCE_MINUTES_CTE}
 SELECT (SELECT count(*) FROM created) AS deliveries,
        (SELECT COALESCE(array_agg(ord::int), '{}') FROM accepted) AS accepted`
 
-export function postgresIngest(db: PostgresDatabase): StoreSql['ingest'] {
+export function postgresIngest(db: PostgresDatabase): IngestSql {
   return async (messages, plan, now, duplicatesAfter) => {
     const stored: boolean[] = new Array(messages.length).fill(false)
     // Repeats inside the batch are already out of the plan, as they must be: ON CONFLICT DO UPDATE may

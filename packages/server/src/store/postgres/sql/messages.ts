@@ -1,5 +1,4 @@
-import type { MessageRow } from '../../core/rows.ts'
-import type { MessagesSql } from '../../core/store-sql.ts'
+import type { MessageRow, MessagesSql } from '../../tables/messages.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 

@@ -8,7 +8,7 @@
  * next process simply starts it again.
  */
 import { join } from 'node:path'
-import type { MigrationsSql } from '../../core/store-sql.ts'
+import type { MigrationsSql } from '../../core/migrations.ts'
 import type { PostgresDatabase } from '../database.ts'
 
 export const POSTGRES_MIGRATIONS_DIR = join(import.meta.dirname, '..', 'migrations')

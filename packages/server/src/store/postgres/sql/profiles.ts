@@ -1,11 +1,11 @@
+import type { MessageRow } from '../../tables/messages.ts'
 import type {
   IdentityRow,
   ProfileCursorRow,
   ProfileEventRow,
   ProfileRow,
   ProfilesSql,
-} from '../../core/profile-sql.ts'
-import type { MessageRow } from '../../core/rows.ts'
+} from '../../tables/profiles.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 

@@ -1,6 +1,5 @@
 /** Outcomes on PostgreSQL, the hot write path of the delivery engine: attempts and new states in ONE statement. */
-import type { ClaimRow } from '../../core/rows.ts'
-import type { StoreSql } from '../../core/store-sql.ts'
+import type { ClaimRow, RecordOutcomesSql } from '../../tables/deliveries.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 import { postgresClaimDeliveries } from './claim-deliveries.ts'
@@ -32,7 +31,7 @@ FROM unnest($8::bigint[], $9::bigint[], $10::text[], $11::int[], $12::text[], $1
 JOIN updated u ON u.id = a.delivery_id
 ORDER BY a.ord`
 
-export function postgresRecordOutcomes(db: PostgresDatabase): StoreSql['recordOutcomes'] {
+export function postgresRecordOutcomes(db: PostgresDatabase): RecordOutcomesSql {
   const claim = postgresClaimDeliveries(db)
   return async ({ deliveries, attempts }, now, claims) => {
     const params = [

@@ -4,17 +4,18 @@
  * per transaction.
  */
 import type { PoolClient } from 'pg'
+import { notificationMessageId } from '../../../domain/delete-notifications.ts'
 import {
-  type AffectedSource,
+  type AffectedSourceRow,
   EVERY_SOURCE,
   type NotificationCountRow,
-  type NotificationTarget,
-  notificationMessageId,
-  planNotifications,
+  type NotificationTargetRow,
+  planDeleteNotifications,
   type RegulationRow,
+  type RegulationsSql,
+  type RegulationWork,
   type SuppressionRow,
-} from '../../core/regulation-rows.ts'
-import type { RegulationsSql, RegulationWork } from '../../core/store-sql.ts'
+} from '../../tables/regulations.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 
@@ -45,7 +46,7 @@ async function notify(client: PoolClient, row: RegulationRow, work: RegulationWo
     scope,
   )
   const affected = (
-    await client.query<AffectedSource>(
+    await client.query<AffectedSourceRow>(
       `SELECT DISTINCT user_id, source_id FROM messages WHERE user_id = ANY ($1::text[]) AND ${IN_SCOPE}
        UNION
        SELECT DISTINCT previous_id, source_id FROM messages WHERE previous_id = ANY ($1::text[]) AND ${IN_SCOPE}`,
@@ -55,12 +56,12 @@ async function notify(client: PoolClient, row: RegulationRow, work: RegulationWo
   if (affected.length === 0) return 0
   // FOR KEY SHARE: a destination deleted meanwhile waits for this transaction (there is no FK).
   const targets = (
-    await client.query<NotificationTarget>(
+    await client.query<NotificationTargetRow>(
       `SELECT ds.destination_id, ds.source_id FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
        WHERE d.enabled AND d.type = 'webhooks' FOR KEY SHARE OF d`,
     )
   ).rows
-  const planned = planNotifications(affected, targets, row.created_at)
+  const planned = planDeleteNotifications(affected, targets, row.created_at)
   if (planned.length === 0) return 0
   const stored = (
     await client.query<{ pk: string; message_id: string }>(

@@ -1,10 +1,9 @@
-import { attemptMinutesSql, BUCKET_COLUMNS, toMinuteRow } from '../../core/rollups.ts'
-import type { RollupsSql } from '../../core/store-sql.ts'
+import { attemptMinutesSql, BUCKET_COLUMNS, type RollupsSql, toMinuteRow } from '../../tables/rollups.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 
 /**
- * delivery_rollups and rollup_progress on PostgreSQL (see core/rollups.ts). Several processes may roll
+ * delivery_rollups and rollup_progress on PostgreSQL (see tables/rollups.ts). Several processes may roll
  * up the same minutes at once: a complete minute's figures are the same whoever computes them, so the
  * second writer's rows are ignored and the progress only moves forward.
  */

@@ -4,8 +4,7 @@
  */
 import { randomInt } from 'node:crypto'
 import type { SourceStats } from '../../../domain/sources.ts'
-import type { SourceRow } from '../../core/rows.ts'
-import type { SourcesSql } from '../../core/store-sql.ts'
+import type { SourceRow, SourcesSql } from '../../tables/sources.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 

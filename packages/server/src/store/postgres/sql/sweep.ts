@@ -1,4 +1,4 @@
-import type { SweepSql } from '../../core/store-sql.ts'
+import type { SweepSql } from '../../core/sweep.ts'
 import type { PostgresDatabase } from '../database.ts'
 
 /** Per schema, like the channel and the migration lock. */

@@ -1,5 +1,4 @@
-import type { TokenRow } from '../../core/rows.ts'
-import type { TokensSql } from '../../core/store-sql.ts'
+import type { TokenRow, TokensSql } from '../../tables/tokens.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 

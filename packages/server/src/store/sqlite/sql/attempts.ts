@@ -1,5 +1,4 @@
-import type { AttemptRow } from '../../core/rows.ts'
-import type { AttemptsSql } from '../../core/store-sql.ts'
+import type { AttemptRow, AttemptsSql } from '../../tables/attempts.ts'
 import type { SqliteDatabase } from '../database.ts'
 
 /** attempts, outside outcomes (record-outcomes.ts). */

@@ -1,9 +1,8 @@
 /** Claims on SQLite, the hot read path of the delivery engine: pick and lease due deliveries. */
-import type { ClaimRow } from '../../core/rows.ts'
-import type { ClaimSpec, StoreSql } from '../../core/store-sql.ts'
+import type { ClaimDeliveriesSql, ClaimRow, ClaimSpec } from '../../tables/deliveries.ts'
 import type { SqliteDatabase } from '../database.ts'
 
-export function sqliteClaimDeliveries(db: SqliteDatabase): StoreSql['claimDeliveries'] {
+export function sqliteClaimDeliveries(db: SqliteDatabase): ClaimDeliveriesSql {
   const claim = claimIn(db)
   // A lease lost on power failure only means the delivery is attempted again sooner.
   return (destinationId, limit, now, leaseUntil) =>

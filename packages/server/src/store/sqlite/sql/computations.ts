@@ -9,7 +9,7 @@ import {
   type SentRow,
   StaleEvaluation,
   type ValueRow,
-} from '../../core/computation-sql.ts'
+} from '../../tables/computations.ts'
 import type { SqliteDatabase } from '../database.ts'
 import { QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
 

@@ -1,6 +1,5 @@
 import type { SQLInputValue } from 'node:sqlite'
-import type { BacklogRow, DeliveryRow, StateCountRow } from '../../core/rows.ts'
-import type { DeliveriesSql } from '../../core/store-sql.ts'
+import type { BacklogRow, DeliveriesSql, DeliveryRow, StateCountRow } from '../../tables/deliveries.ts'
 import type { SqliteDatabase } from '../database.ts'
 
 /** deliveries, outside ingest (ingest.ts), claims (claim-deliveries.ts) and outcomes (record-outcomes.ts). */

@@ -1,5 +1,4 @@
-import type { ConnectionRow, DestinationRow } from '../../core/rows.ts'
-import type { DestinationsSql } from '../../core/store-sql.ts'
+import type { ConnectionRow, DestinationRow, DestinationsSql } from '../../tables/destinations.ts'
 import { flag, type SqliteDatabase } from '../database.ts'
 
 /** destinations and destination_sources (their connections to sources). */

@@ -5,10 +5,10 @@
  */
 import type { SQLInputValue } from 'node:sqlite'
 import type { DestinationType } from '../../../domain/destinations.ts'
-import { dedupeKey } from '../../core/dedupe-key.ts'
-import type { StoreSql } from '../../core/store-sql.ts'
-import type { AcceptedMessage } from '../../store.ts'
+import type { AcceptedMessage } from '../../../domain/message-store.ts'
+import type { IngestSql } from '../../tables/messages.ts'
 import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
+import { dedupeKey } from '../dedupe-key.ts'
 import { addSourceMinutes } from './rollups.ts'
 
 interface RoutingTarget {
@@ -16,7 +16,7 @@ interface RoutingTarget {
   type: DestinationType
 }
 
-export function sqliteIngest(db: SqliteDatabase): StoreSql['ingest'] {
+export function sqliteIngest(db: SqliteDatabase): IngestSql {
   /**
    * Which of `messageIds` the source sent after `after` (one statement per ROWS_PER_STATEMENT ids). The
    * lookup goes by dedupe key (dedupe-key.ts) and compares the text on a key hit, so a hash collision is

@@ -1,7 +1,6 @@
-import { dedupeKey } from '../../core/dedupe-key.ts'
-import type { MessageRow } from '../../core/rows.ts'
-import type { MessagesSql } from '../../core/store-sql.ts'
+import type { MessageRow, MessagesSql } from '../../tables/messages.ts'
 import type { SqliteDatabase } from '../database.ts'
+import { dedupeKey } from '../dedupe-key.ts'
 
 /** messages, outside ingest (ingest.ts) and retention (sweep.ts). */
 export function sqliteMessages(db: SqliteDatabase): MessagesSql {

@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { MigrationsSql } from '../../core/store-sql.ts'
+import type { MigrationsSql } from '../../core/migrations.ts'
 import type { SqliteDatabase } from '../database.ts'
 
 export const SQLITE_MIGRATIONS_DIR = join(import.meta.dirname, '..', 'migrations')

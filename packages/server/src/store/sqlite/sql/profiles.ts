@@ -1,11 +1,11 @@
+import type { MessageRow } from '../../tables/messages.ts'
 import type {
   IdentityRow,
   ProfileCursorRow,
   ProfileEventRow,
   ProfileRow,
   ProfilesSql,
-} from '../../core/profile-sql.ts'
-import type { MessageRow } from '../../core/rows.ts'
+} from '../../tables/profiles.ts'
 import type { SqliteDatabase } from '../database.ts'
 import { QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
 

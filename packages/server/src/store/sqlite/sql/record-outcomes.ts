@@ -2,11 +2,11 @@
  * Outcomes on SQLite, the hot write path of the delivery engine: attempts and new states, leases
  * released, and the engine's next claims in the same transaction.
  */
-import type { StoreSql } from '../../core/store-sql.ts'
+import type { RecordOutcomesSql } from '../../tables/deliveries.ts'
 import { flag, type SqliteDatabase } from '../database.ts'
 import { claimIn } from './claim-deliveries.ts'
 
-export function sqliteRecordOutcomes(db: SqliteDatabase): StoreSql['recordOutcomes'] {
+export function sqliteRecordOutcomes(db: SqliteDatabase): RecordOutcomesSql {
   const claim = claimIn(db)
   return ({ deliveries, attempts }, now, claims) => {
     // Each delivery's new state first: its RETURNING gives the destination, copied onto its attempts

@@ -1,15 +1,17 @@
 /** regulations, their notifications and suppressions on SQLite; erasure in batches. */
+
+import { notificationMessageId } from '../../../domain/delete-notifications.ts'
 import {
-  type AffectedSource,
+  type AffectedSourceRow,
   EVERY_SOURCE,
   type NotificationCountRow,
-  type NotificationTarget,
-  notificationMessageId,
-  planNotifications,
+  type NotificationTargetRow,
+  planDeleteNotifications,
   type RegulationRow,
+  type RegulationsSql,
+  type RegulationWork,
   type SuppressionRow,
-} from '../../core/regulation-rows.ts'
-import type { RegulationsSql, RegulationWork } from '../../core/store-sql.ts'
+} from '../../tables/regulations.ts'
 import { flag, type SqliteDatabase } from '../database.ts'
 
 /** `source_id` within the regulation's sources: `?` is their JSON array, or NULL for every source. */
@@ -60,14 +62,14 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
          UNION
          SELECT DISTINCT previous_id, source_id FROM messages WHERE previous_id IN (SELECT value FROM json_each(?2)) AND ${IN_SCOPE}`,
       )
-      .all(scope, users) as unknown as AffectedSource[]
+      .all(scope, users) as unknown as AffectedSourceRow[]
     if (affected.length === 0) return 0
     const targets = db
       .sql(
         `SELECT ds.destination_id, ds.source_id FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
          WHERE d.enabled = 1 AND d.type = 'webhooks'`,
       )
-      .all() as unknown as NotificationTarget[]
+      .all() as unknown as NotificationTargetRow[]
     const insertMessage = db.sql(
       `INSERT INTO messages (source_id, message_id, type, received_at, payload) VALUES (?, ?, 'delete', ?, ?)`,
     )
@@ -79,7 +81,7 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
       'INSERT INTO regulation_deliveries (regulation_id, delivery_id, destination_id) VALUES (?, ?, ?)',
     )
     let queued = 0
-    planNotifications(affected, targets, row.created_at).forEach((planned, index) => {
+    planDeleteNotifications(affected, targets, row.created_at).forEach((planned, index) => {
       const now = row.created_at
       const messagePk = insertMessage.run(
         planned.sourceId,

@@ -3,13 +3,13 @@ import {
   attemptMinutesSql,
   BUCKET_COLUMNS,
   type MinuteRow,
+  type RollupsSql,
   sourceMinuteCounts,
   toMinuteRow,
-} from '../../core/rollups.ts'
-import type { RollupsSql } from '../../core/store-sql.ts'
+} from '../../tables/rollups.ts'
 import type { SqliteDatabase } from '../database.ts'
 
-/** delivery_rollups and rollup_progress (see core/rollups.ts). */
+/** delivery_rollups and rollup_progress (see tables/rollups.ts). */
 export function sqliteRollups(db: SqliteDatabase): RollupsSql {
   const columns = ['destination_id', 'minute', 'succeeded', 'failed', ...BUCKET_COLUMNS].join(', ')
   const minutes = (text: string, ...params: (string | number)[]) =>

@@ -1,6 +1,5 @@
 import type { SourceStats } from '../../../domain/sources.ts'
-import type { SourceRow } from '../../core/rows.ts'
-import type { SourcesSql } from '../../core/store-sql.ts'
+import type { SourceRow, SourcesSql } from '../../tables/sources.ts'
 import { flag, type SqliteDatabase } from '../database.ts'
 
 /** sources, with their counters (accepted_count, duplicate_count, rejected_count columns). */

@@ -1,4 +1,4 @@
-import type { SweepSql } from '../../core/store-sql.ts'
+import type { SweepSql } from '../../core/sweep.ts'
 import type { SqliteDatabase } from '../database.ts'
 
 /** Retention's statements. Each DELETE commits by itself, so the write lock is held one chunk at a time. */

@@ -12,10 +12,10 @@
  *   the address it actually dials.
  */
 
-import type { WebhookEndpoint, WebhooksSettings } from '../domain/destinations.ts'
-import { ValidationError } from '../domain/errors.ts'
 import { isJsonObject } from '../lib/json-object.ts'
 import { escapePointerToken, fieldLabel } from '../lib/json-pointer.ts'
+import type { WebhookEndpoint, WebhooksSettings } from './destinations.ts'
+import { ValidationError } from './errors.ts'
 
 export const WEBHOOKS_LIMITS = {
   minUrls: 1,

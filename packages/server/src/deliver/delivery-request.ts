@@ -3,12 +3,14 @@
  * every URL, see deliver/shape.ts) and, per URL, the headers. They are rebuilt from the stored message
  * and the destination's current settings, which is what the next attempt or a replay would send.
  */
-import { prepareRequest } from '../deliver/fan-out.ts'
-import { USER_AGENT } from '../deliver/http-sender.ts'
-import { RESERVED_HEADER_NAMES } from '../deliver/webhook-settings.ts'
-import type { Store } from '../store/store.ts'
-import { NotFoundError } from './errors.ts'
-import { requireDelivery, requireDestination } from './lookups.ts'
+
+import type { DeliveryStore } from '../domain/delivery-store.ts'
+import { NotFoundError } from '../domain/errors.ts'
+import { requireDelivery, requireDestination } from '../domain/lookups.ts'
+import type { MessageStore } from '../domain/message-store.ts'
+import { RESERVED_HEADER_NAMES } from '../domain/webhook-settings.ts'
+import { prepareRequest } from './fan-out.ts'
+import { USER_AGENT } from './http-sender.ts'
 
 export interface DeliveryRequest {
   /** The body exactly as sent (UTF-8 JSON text). */
@@ -24,7 +26,10 @@ export interface DeliveryRequest {
 
 const RESERVED = new Set(RESERVED_HEADER_NAMES.map((name) => name.toLowerCase()))
 
-export async function deliveryRequest(store: Store, deliveryId: number): Promise<DeliveryRequest> {
+export async function deliveryRequest(
+  store: DeliveryStore & MessageStore,
+  deliveryId: number,
+): Promise<DeliveryRequest> {
   const delivery = await requireDelivery(store, deliveryId)
   const destination = await requireDestination(store, delivery.destinationId)
   const message = await store.getMessage(delivery.sourceId, delivery.messageId)

@@ -1,13 +1,14 @@
 /**
- * What each backend provides for computed traits and audiences (`sqlite/sql/computations.ts`,
- * `postgres/sql/computations.ts`): definitions, the dirty-profile queue, current values, the last value
- * sent per destination, and one transaction that applies an evaluation together with the sync
- * deliveries it decided. The evaluation itself is the core's (computations.ts).
+ * The computation tables: `computations` (computed traits and audiences: their definitions and
+ * status), `profile_dirty` (the queue of profiles to evaluate), `computed_values` (current values and
+ * memberships) and `computed_sent` (the last value sent to each destination). Each backend moves rows
+ * in and out, and applies an evaluation — decided by the profile module's rules — in one transaction
+ * together with the sync deliveries it decided.
  */
-import type { ProfileEventRow } from './profile-sql.ts'
-
-/** SQLite answers synchronously, PostgreSQL asynchronously (as in store-sql.ts). */
-type Awaitable<T> = T | Promise<T>
+import type { Audience, AudienceNode } from '../../domain/audiences.ts'
+import type { ComputedTrait } from '../../domain/computed-traits.ts'
+import type { ProfileEventRow } from './profiles.ts'
+import type { Awaitable } from './sql-types.ts'
 
 /** Sync messages are stored under this (disabled, hidden) source; see 004_profiles.sql. */
 export const COMPUTED_SOURCE_ID = 'src_sluice_computed'
@@ -20,7 +21,7 @@ export interface ComputationRow {
   class: ComputationClass
   name: string
   key: string
-  /** JSON, per class. */
+  /** JSON, per class (TraitDefinition, AudienceDefinition). */
   definition: string
   /** JSON array. */
   destination_ids: string
@@ -32,6 +33,11 @@ export interface ComputationRow {
   created_at: number
   updated_at: number
 }
+
+/** The `definition` column of a computed trait. */
+export type TraitDefinition = Pick<ComputedTrait, 'kind' | 'event' | 'property' | 'where' | 'withinDays'>
+/** The `definition` column of an audience. */
+export type AudienceDefinition = { tree: AudienceNode; includeAnonymous: boolean }
 
 /** Which profiles a new or changed computation queues: those with a call of one of these events, all, or none. */
 export type QueueScope = { events: string[] } | 'all' | 'none'
@@ -131,4 +137,65 @@ export interface ComputationsSql {
   values(profileIds: string[]): Awaitable<ValueRow[]>
   sent(profileIds: string[]): Awaitable<SentRow[]>
   apply(writes: EvaluationWrites): Awaitable<boolean>
+}
+
+/** Computations as records, split by class (each list oldest first, as the rows come). */
+export function toComputations(rows: ComputationRow[]): { traits: ComputedTrait[]; audiences: Audience[] } {
+  return {
+    traits: rows.filter((row) => row.class === 'computed_trait').map(toComputedTrait),
+    audiences: rows.filter((row) => row.class === 'audience').map(toAudience),
+  }
+}
+
+export function toComputedTrait(row: ComputationRow): ComputedTrait {
+  const definition = JSON.parse(row.definition) as TraitDefinition
+  return {
+    id: row.id,
+    name: row.name,
+    key: row.key,
+    ...definition,
+    destinationIds: JSON.parse(row.destination_ids) as string[],
+    status: row.status as ComputedTrait['status'],
+    error: row.error,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+export function toAudience(row: ComputationRow): Audience {
+  const definition = JSON.parse(row.definition) as AudienceDefinition
+  return {
+    id: row.id,
+    name: row.name,
+    key: row.key,
+    definition: definition.tree,
+    includeAnonymous: definition.includeAnonymous,
+    destinationIds: JSON.parse(row.destination_ids) as string[],
+    status: row.status as Audience['status'],
+    error: row.error,
+    lastSyncAt: row.last_sync_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+/** A new computation's row: `definition` is the class's own part. */
+export function newComputationRow(
+  computationClass: ComputationClass,
+  base: { id: string; name: string; key: string; destinationIds: string[]; now: number },
+  definition: TraitDefinition | AudienceDefinition,
+): ComputationRow {
+  return {
+    id: base.id,
+    class: computationClass,
+    name: base.name,
+    key: base.key,
+    definition: JSON.stringify(definition),
+    destination_ids: JSON.stringify(base.destinationIds),
+    status: 'computing',
+    error: null,
+    last_sync_at: null,
+    created_at: base.now,
+    updated_at: base.now,
+  }
 }

@@ -1,7 +1,8 @@
 /**
  * Identity resolution for one batch of accepted messages, in memory: which profile each call belongs
  * to, which profiles merge, how traits combine. Pure: it reads the state loaded for the batch and
- * returns the writes (profile-sql.ts) that the backend applies in one transaction.
+ * returns the rows (store/tables/profiles.ts) that the store applies in one transaction with the
+ * profile cursor (consume.ts).
  *
  * Rules (docs/profiles.md):
  * - A call's `userId` and `anonymousId` are its identities; a call with neither has no profile.
@@ -13,8 +14,14 @@
  * - Identify traits merge trait by trait; for each, the call with the latest `timestamp` wins.
  */
 import { randomBytes } from 'node:crypto'
-import type { IdentityKind, IdentityRow, MergeRow, ProfileEventRow, ProfileRow } from './profile-sql.ts'
-import type { MessageRow } from './rows.ts'
+import type { MessageRow } from '../store/tables/messages.ts'
+import type {
+  IdentityKind,
+  IdentityRow,
+  MergeRow,
+  ProfileEventRow,
+  ProfileRow,
+} from '../store/tables/profiles.ts'
 
 export interface WorkingProfile {
   id: string

@@ -1,14 +1,13 @@
 /**
- * What each backend provides for profiles (`sqlite/sql/profiles.ts`, `postgres/sql/profiles.ts`): rows
- * in and out, and one transaction that applies a whole batch (profile-batch.ts plans it) together with
- * the profile cursor. Everything else — consuming messages in order, identity resolution, merges,
- * trait precedence — is the core's (profiles.ts).
+ * The profile tables: `profiles`, `profile_identities` (which userIds and anonymousIds each holds),
+ * `profile_events` (the calls consumed into each), `profile_merges` (where a merged profile went) and
+ * `profile_cursor` (how far the message log is consumed). Each backend moves rows in and out, and
+ * applies a whole batch — planned by the profile module's identity resolution — in one transaction
+ * together with the cursor.
  */
-
-import type { MessageRow } from './rows.ts'
-
-/** SQLite answers synchronously, PostgreSQL asynchronously (as in store-sql.ts). */
-type Awaitable<T> = T | Promise<T>
+import type { Profile, ProfileEvent } from '../../domain/profiles.ts'
+import type { MessageRow } from './messages.ts'
+import type { Awaitable } from './sql-types.ts'
 
 export type IdentityKind = 'user' | 'anonymous'
 
@@ -104,4 +103,34 @@ export interface ProfilesSql {
    * and bumps the cursor's version; how many. Nothing is sent for them.
    */
   erase(userIds: string[], sourceIds: string[] | null): Awaitable<number>
+}
+
+/** The profile with its identities (computed traits and audiences are the caller's to add). */
+export function toProfile(row: ProfileRow, identities: IdentityRow[]): Profile {
+  const of = (kind: IdentityKind) =>
+    identities
+      .filter((identity) => identity.kind === kind)
+      .map((identity) => identity.value)
+      .sort()
+  return {
+    id: row.id,
+    userIds: of('user'),
+    anonymousIds: of('anonymous'),
+    traits: JSON.parse(row.traits) as Record<string, unknown>,
+    computedTraits: {},
+    audiences: [],
+    firstSeenAt: row.first_seen_at,
+    lastSeenAt: row.last_seen_at,
+  }
+}
+
+export function toProfileEvent(row: ProfileEventRow): ProfileEvent {
+  return {
+    sourceId: row.source_id,
+    messageId: row.message_id,
+    type: row.type,
+    event: row.event,
+    timestamp: row.occurred_at,
+    properties: JSON.parse(row.properties) as Record<string, unknown>,
+  }
 }

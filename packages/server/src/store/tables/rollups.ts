@@ -1,15 +1,12 @@
 /**
- * Per-minute delivery rollups (delivery_rollups in 003_web_app.sql): the SQL that aggregates attempts
- * into minutes, written once for both backends (the same text runs on SQLite and PostgreSQL; only the
- * parameter markers differ), and the row type.
+ * The per-minute figures: `delivery_rollups` (attempts rolled up per destination and minute, up to
+ * where `rollup_progress` says) and `source_rollups` (calls stored per source and minute, written by
+ * ingest). The SQL that aggregates attempts into minutes is written once, here, for both backends (the
+ * same text runs on SQLite and PostgreSQL; only the parameter markers differ). Which minutes are ready
+ * to roll up is the series rule's (domain/series.ts, `rollUpWindow`).
  */
-import { LATENCY_BUCKET_BOUNDS_MS } from '../../domain/series.ts'
-
-/** A minute is rolled up this long after it ended: attempts are recorded when their request finishes. */
-export const ROLLUP_SETTLE_MS = 2 * 60_000
-/** One roll-up run covers at most this much time, so that catching up after a long pause stays bounded. */
-export const ROLLUP_MAX_SPAN_MS = 24 * 3_600_000
-export const MINUTE_MS = 60_000
+import { LATENCY_BUCKET_BOUNDS_MS, MINUTE_MS, type SourceMinute } from '../../domain/series.ts'
+import type { Awaitable } from './sql-types.ts'
 
 /** One destination's figures for one minute. */
 export interface MinuteRow {
@@ -18,6 +15,24 @@ export interface MinuteRow {
   failed: number
   /** Attempt counts per latency bucket (see LATENCY_BUCKET_BOUNDS_MS). */
   buckets: number[]
+}
+
+export interface RollupsSql {
+  /** Up to where attempts are rolled up (exclusive, a minute boundary); null before the first roll-up. */
+  through(): Awaitable<number | null>
+  /** When the oldest stored attempt was made; null when there is none. */
+  earliestAttempt(): Awaitable<number | null>
+  /**
+   * Rolls attempts of `[from, to)` up (rows already there are kept) and moves the progress to `to`, in
+   * one transaction. Returns the rows written.
+   */
+  rollUp(from: number, to: number): Awaitable<number>
+  /** Rolled-up minutes of one destination in `[from, to)`. */
+  rows(destinationId: string, from: number, to: number): Awaitable<MinuteRow[]>
+  /** The same figures computed from the attempts themselves (for minutes not rolled up yet). */
+  live(destinationId: string, from: number, to: number): Awaitable<MinuteRow[]>
+  /** source_rollups of one source in `[from, to)`, a row per minute, oldest first. */
+  sourceMinutes(sourceId: string, from: number, to: number): Awaitable<SourceMinute[]>
 }
 
 export const BUCKET_COLUMNS = LATENCY_BUCKET_BOUNDS_MS.map((_, index) => `b${index}`)

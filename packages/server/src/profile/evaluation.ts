@@ -1,25 +1,34 @@
 /**
- * Computed traits and audiences in the store core: definitions ⇄ rows, and the evaluation step that
- * turns queued (dirty) profiles into current values, memberships and sync deliveries. Each step reads
- * the queue entries, the profiles' calls, traits, values and what was last sent, decides, and commits
- * all of it — values, last-sent state, the identify messages and their deliveries, the queue entries'
- * removal — in one transaction. A crash before the commit leaves the queue entries to be evaluated
- * again; after it, nothing is left to send twice.
+ * The profile worker's second step, run by the store (ProfileStore.evaluateComputations): turns queued
+ * (dirty) profiles into current values, memberships and sync deliveries. Each step reads the queue
+ * entries, the profiles' calls (through their folds, fold.ts), traits, values and what was last sent,
+ * decides, and has the store commit all of it — values, last-sent state, the identify messages and
+ * their deliveries, the queue entries' removal — in one transaction. A crash before the commit leaves
+ * the queue entries to be evaluated again; after it, nothing is left to send twice.
  */
 import { randomUUID } from 'node:crypto'
-import { type Audience, type AudienceNode, eventLeaves } from '../../domain/audiences.ts'
-import type { ComputedTrait } from '../../domain/computed-traits.ts'
-import type { Destination } from '../../domain/destinations.ts'
-import type { AggregateScope, CallFacts } from '../../profile/aggregate.ts'
+import { type Audience, type AudienceNode, eventLeaves } from '../domain/audiences.ts'
+import type { ComputedTrait } from '../domain/computed-traits.ts'
+import type { ProfileSql } from '../store/core/profile-rules.ts'
+import type { ComputationClass, EvaluationWrites, MarkedEventRow } from '../store/tables/computations.ts'
+import type { AggregateScope, CallFacts } from './aggregate.ts'
 import {
   type EventCondition,
   type EventNode,
   eventCondition,
-  factsFromCalls,
   MembershipEvaluator,
   type ProfileFacts,
-} from '../../profile/audience-membership.ts'
-import { traitScope } from '../../profile/computed-value.ts'
+} from './audience-membership.ts'
+import {
+  activeComputations,
+  audienceDefinitions,
+  type Computations,
+  groupBy,
+  relevance,
+  speakingId,
+  toCallFacts,
+} from './computations.ts'
+import { traitScope } from './computed-value.ts'
 import {
   addCalls,
   buildFold,
@@ -29,174 +38,11 @@ import {
   scopeKey,
   usableFor,
   worthKeeping,
-} from '../../profile/fold.ts'
-import type {
-  ComputationChange,
-  ComputationClass,
-  ComputationRow,
-  ComputationsSql,
-  EvaluationWrites,
-  MarkedEventRow,
-  QueueScope,
-} from './computation-sql.ts'
-import type { IdentityKind, IdentityRow, ProfileEventRow, ProfileRow } from './profile-sql.ts'
+} from './fold.ts'
 
-type TraitDefinition = Pick<ComputedTrait, 'kind' | 'event' | 'property' | 'where' | 'withinDays'>
-type AudienceDefinition = { tree: AudienceNode; includeAnonymous: boolean }
-
-/** Every computation, split by class. */
-export interface Computations {
-  traits: ComputedTrait[]
-  audiences: Audience[]
-  /**
-   * Key → definition of the audiences an `audience` reference may name: every one, disabled and failed
-   * included (a reference means "matches that definition"); default `audiences`'.
-   */
-  references?: Map<string, AudienceNode>
-}
-
-export function toComputations(rows: ComputationRow[]): Computations {
-  return {
-    traits: rows.filter((row) => row.class === 'computed_trait').map(toComputedTrait),
-    audiences: rows.filter((row) => row.class === 'audience').map(toAudience),
-  }
-}
-
-export function toComputedTrait(row: ComputationRow): ComputedTrait {
-  const definition = JSON.parse(row.definition) as TraitDefinition
-  return {
-    id: row.id,
-    name: row.name,
-    key: row.key,
-    ...definition,
-    destinationIds: JSON.parse(row.destination_ids) as string[],
-    status: row.status as ComputedTrait['status'],
-    error: row.error,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }
-}
-
-export function toAudience(row: ComputationRow): Audience {
-  const definition = JSON.parse(row.definition) as AudienceDefinition
-  return {
-    id: row.id,
-    name: row.name,
-    key: row.key,
-    definition: definition.tree,
-    includeAnonymous: definition.includeAnonymous,
-    destinationIds: JSON.parse(row.destination_ids) as string[],
-    status: row.status as Audience['status'],
-    error: row.error,
-    lastSyncAt: row.last_sync_at,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }
-}
-
-/** A new computation's row: `definition` is the class's own part. */
-export function newComputationRow(
-  computationClass: ComputationClass,
-  base: { id: string; name: string; key: string; destinationIds: string[]; now: number },
-  definition: TraitDefinition | AudienceDefinition,
-): ComputationRow {
-  return {
-    id: base.id,
-    class: computationClass,
-    name: base.name,
-    key: base.key,
-    definition: JSON.stringify(definition),
-    destination_ids: JSON.stringify(base.destinationIds),
-    status: 'computing',
-    error: null,
-    last_sync_at: null,
-    created_at: base.now,
-    updated_at: base.now,
-  }
-}
-
-/** The profiles a computation's backfill (and a destination added to it) must evaluate. */
-export function queueScopeOf(row: Pick<ComputationRow, 'class' | 'definition'>): QueueScope {
-  // An audience may hold for profiles that never made any event (a `not`, a trait): all of them.
-  return row.class === 'computed_trait'
-    ? { events: [(JSON.parse(row.definition) as TraitDefinition).event] }
-    : 'all'
-}
-
-/** Disabled and failed computations are neither evaluated nor synced. */
-export function isActive(row: Pick<ComputationRow, 'status'>): boolean {
-  return row.status === 'computing' || row.status === 'live'
-}
-
-/** The computations that evaluate: every one neither disabled nor failed. */
-export function activeComputations(rows: ComputationRow[]): Computations {
-  return {
-    ...toComputations(rows.filter(isActive)),
-    references: audienceDefinitions(toComputations(rows).audiences),
-  }
-}
-
-/** A change to a computation: any of its name, destinations, definition (its class's part), enabled. */
-export interface ComputationPatch {
-  name?: string
-  destinationIds?: string[]
-  definition?: TraitDefinition | AudienceDefinition
-  enabled?: boolean
-}
-
-/**
- * The row change a patch makes, and the profiles to queue again. Disabling stops evaluation and
- * queues nothing. Enabling again, retrying a failed one (`enabled: true`) or a new definition computes
- * it over history again (status `computing`): the values that differ from what each destination was
- * last sent are sent, nothing else. A trait whose event changed queues the profiles of both events, so
- * the values of the old one's are recomputed (and cleared) too.
- */
-export function patchComputation(
-  row: ComputationRow,
-  patch: ComputationPatch,
-  now: number,
-): { change: ComputationChange; scope: QueueScope } {
-  const definition = patch.definition === undefined ? row.definition : JSON.stringify(patch.definition)
-  const enabled = patch.enabled ?? row.status !== 'disabled'
-  const recompute =
-    definition !== row.definition || (patch.enabled === true && !isActive(row)) || row.status === 'disabled'
-  const status = !enabled ? 'disabled' : recompute ? 'computing' : row.status
-  const change: ComputationChange = {
-    name: patch.name ?? row.name,
-    destination_ids:
-      patch.destinationIds === undefined ? row.destination_ids : JSON.stringify(patch.destinationIds),
-    definition,
-    status,
-    error: status === 'failed' ? row.error : null,
-    updated_at: now,
-  }
-  if (!isActive(change)) return { change, scope: 'none' }
-  const [before, after] = [queueScopeOf(row), queueScopeOf({ class: row.class, definition })]
-  const scope =
-    before === 'all' || after === 'all' || before === 'none' || after === 'none'
-      ? after
-      : { events: [...new Set([...before.events, ...after.events])] }
-  return { change, scope }
-}
-
-/** What a batch of calls must queue a profile for: calls of these events, identify calls, merges. */
-export function relevance(computations: Computations): { events: Set<string>; identifies: boolean } {
-  const definitions = computations.references ?? audienceDefinitions(computations.audiences)
-  const events = new Set(computations.traits.map((trait) => trait.event))
-  for (const audience of computations.audiences) {
-    for (const leaf of eventLeaves(audience.definition, definitions)) events.add(leaf.event)
-  }
-  // Audiences read traits (and trait values change with identify calls).
-  return { events, identifies: computations.audiences.length > 0 }
-}
-
-/** What an evaluation step needs besides the computation SQL. */
-export interface EvaluationContext {
-  sql: ComputationsSql
-  identitiesOf(profileIds: string[]): Promise<IdentityRow[]> | IdentityRow[]
-  profiles(profileIds: string[]): Promise<ProfileRow[]> | ProfileRow[]
-  destinations(): Promise<Destination[]>
-  /** Folds kept between steps (profile/fold.ts); none: every evaluation reads whole histories. */
+/** What an evaluation step reads and writes through, and the folds it keeps between steps. */
+export type EvaluationContext = ProfileSql & {
+  /** Folds kept between steps (fold.ts); none: every evaluation reads whole histories. */
   folds?: FoldCache
 }
 
@@ -206,28 +52,12 @@ export interface EvaluationResult {
   deliveriesCreated: number
 }
 
-/** The id of a kind that speaks for a profile in sync messages: the most recently linked, or null. */
-export function speakingId(identities: IdentityRow[], kind: IdentityKind): string | null {
-  let best: IdentityRow | null = null
-  for (const identity of identities) {
-    if (identity.kind !== kind) continue
-    if (
-      best === null ||
-      identity.linked_at > best.linked_at ||
-      (identity.linked_at === best.linked_at && identity.value < best.value)
-    ) {
-      best = identity
-    }
-  }
-  return best?.value ?? null
-}
-
 export async function evaluateQueued(
   context: EvaluationContext,
   limit: number,
   now: number,
 ): Promise<EvaluationResult> {
-  const { sql } = context
+  const sql = context.computations
   const dirty = await sql.dirty(limit)
   const rows = await sql.list()
   if (dirty.length === 0) {
@@ -241,10 +71,10 @@ export async function evaluateQueued(
   const events = [...relevance(computations).events]
   const scopes = aggregateScopes(computations, definitions)
   const traitKeys = new Map(computations.traits.map((trait) => [trait.id, scopeKey(traitScope(trait))]))
-  const profileRows = await context.profiles(profileIds)
+  const profileRows = await context.profiles.profiles(profileIds)
   const merges = new Map(profileRows.map((row) => [row.id, row.merged_in]))
   const folds = await currentFolds(context, profileIds, merges, events, scopes, now)
-  const identitiesOf = groupBy(await context.identitiesOf(profileIds), (row) => row.profile_id)
+  const identitiesOf = groupBy(await context.profiles.identitiesOf(profileIds), (row) => row.profile_id)
   const traitsOf = new Map(profileRows.map((row) => [row.id, JSON.parse(row.traits)]))
   const values = new Map(
     (await sql.values(profileIds)).map((row) => [`${row.computation_id} ${row.profile_id}`, row.value]),
@@ -341,7 +171,7 @@ async function currentFolds(
   scopes: Map<string, AggregateScope>,
   now: number,
 ): Promise<Map<string, Fold>> {
-  const { sql, folds: cache } = context
+  const { computations: sql, folds: cache } = context
   const folds = new Map<string, Fold>()
   const marks: [string, number][] = []
   for (const id of profileIds) {
@@ -557,99 +387,3 @@ class EvaluationPlan {
     }
   }
 }
-
-/**
- * Queues the profiles a time window's edge passed between `after` and `upTo`: their oldest calls may
- * have left a computed trait's or an audience condition's window. Returns how many were queued.
- */
-export async function queueWindowEdges(sql: ComputationsSql, after: number, upTo: number): Promise<number> {
-  const DAY_MS = 86_400_000
-  const computations = activeComputations(await sql.list())
-  const definitions = computations.references ?? audienceDefinitions(computations.audiences)
-  const windows = [
-    ...computations.traits.map((trait) => ({ event: trait.event, withinDays: trait.withinDays })),
-    ...computations.audiences.flatMap((audience) => eventLeaves(audience.definition, definitions)),
-  ]
-  const queued = new Set<string>()
-  for (const { event, withinDays } of windows) {
-    if (withinDays === null) continue
-    const window = withinDays * DAY_MS
-    for (const id of await sql.profilesWithEventsBetween(event, after - window, upTo - window)) queued.add(id)
-  }
-  if (queued.size > 0) await sql.markDirty([...queued])
-  return queued.size
-}
-
-function audienceDefinitions(audiences: Audience[]): Map<string, AudienceNode> {
-  return new Map(audiences.map((audience) => [audience.key, audience.definition]))
-}
-
-function toCallFacts(row: ProfileEventRow): CallFacts {
-  return {
-    seq: row.message_pk,
-    event: row.event,
-    timestamp: row.occurred_at,
-    properties: JSON.parse(row.properties) as Record<string, unknown>,
-  }
-}
-
-function groupBy<T>(rows: T[], keyOf: (row: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>()
-  for (const row of rows) {
-    const group = groups.get(keyOf(row))
-    if (group) group.push(row)
-    else groups.set(keyOf(row), [row])
-  }
-  return groups
-}
-
-/** How many profiles a definition holds for right now, and the first few of them; nothing is saved. */
-export async function previewAudience(
-  context: EvaluationContext & {
-    page(afterId: string | null, limit: number): Promise<ProfileRow[]> | ProfileRow[]
-  },
-  tree: AudienceNode,
-  includeAnonymous: boolean,
-  sampleSize: number,
-  now: number,
-): Promise<{ size: number; sample: string[] }> {
-  const computations = toComputations(await context.sql.list())
-  const definitions = computations.references ?? audienceDefinitions(computations.audiences)
-  const events = [...new Set(eventLeaves(tree, definitions).map((leaf) => leaf.event))]
-  for (const audience of computations.audiences) {
-    for (const leaf of eventLeaves(audience.definition, definitions))
-      if (!events.includes(leaf.event)) events.push(leaf.event)
-  }
-  const keys = new Map(computations.traits.map((trait) => [trait.id, trait.key]))
-  let size = 0
-  const sample: string[] = []
-  for (let afterId: string | null = null; ; ) {
-    const profiles = await context.page(afterId, PREVIEW_PAGE)
-    if (profiles.length === 0) return { size, sample }
-    afterId = profiles.at(-1)!.id
-    const ids = profiles.map((profile) => profile.id)
-    const callsOf = groupBy(
-      events.length === 0 ? [] : await context.sql.eventsOf(ids, events),
-      (row) => row.profile_id,
-    )
-    const identitiesOf = groupBy(await context.identitiesOf(ids), (row) => row.profile_id)
-    const valuesOf = groupBy(await context.sql.values(ids), (row) => row.profile_id)
-    for (const profile of profiles) {
-      const identities = identitiesOf.get(profile.id) ?? []
-      if (!includeAnonymous && speakingId(identities, 'user') === null) continue
-      const computed: Record<string, unknown> = {}
-      for (const value of valuesOf.get(profile.id) ?? []) {
-        const key = keys.get(value.computation_id)
-        if (key !== undefined) computed[key] = JSON.parse(value.value)
-      }
-      const calls = (callsOf.get(profile.id) ?? []).map(toCallFacts)
-      const facts = factsFromCalls(calls, JSON.parse(profile.traits), computed)
-      if (!new MembershipEvaluator(facts, now, definitions).holds(tree)) continue
-      size++
-      if (sample.length < sampleSize) sample.push(profile.id)
-    }
-  }
-}
-
-/** Profiles read per page by a preview. */
-const PREVIEW_PAGE = 1_000

@@ -1,58 +1,26 @@
 /**
- * Table rows ⇄ contract records, for both backends: their tables have the same columns (only booleans
- * differ: SQLite gives 0/1, PostgreSQL true/false), so each mapping is written once, here, and the SQL
- * modules of each backend only move rows.
+ * The `deliveries` table: one row per message per destination it goes to, with its state. Claiming
+ * due deliveries and recording outcomes are its hot statements.
  */
-import { type Delivery, type DeliveryAttempt, type DeliveryStatus, isFinal } from '../../domain/deliveries.ts'
-import type { Destination, DestinationType, WebhooksSettings } from '../../domain/destinations.ts'
+import {
+  type Delivery,
+  type DeliveryAttempt,
+  type DeliveryStats,
+  type DeliveryStatus,
+  isFinal,
+  NO_DELIVERIES_YET,
+} from '../../domain/deliveries.ts'
+import type {
+  ClaimedDelivery,
+  DeliveryCountFilter,
+  DeliveryListFilter,
+  DeliveryOutcome,
+  DestinationBacklog,
+  ReplayFilter,
+} from '../../domain/delivery-store.ts'
 import type { StoredMessageType } from '../../domain/messages.ts'
-import type { Source } from '../../domain/sources.ts'
-import type { AccessToken, TokenRole } from '../../domain/tokens.ts'
-import type { ClaimedDelivery, DeliveryOutcome, StoredMessage } from '../store.ts'
-
-type Flag = boolean | number
-
-export interface SourceRow {
-  id: string
-  name: string
-  write_key: string
-  enabled: Flag
-  created_at: number
-}
-
-export interface TokenRow {
-  id: string
-  name: string
-  role: string
-  token_hash: string
-  created_at: number
-  last_used_at: number | null
-}
-
-export interface DestinationRow {
-  id: string
-  name: string
-  type: string
-  enabled: Flag
-  settings: string
-  created_at: number
-  updated_at: number
-}
-
-/** One source connected to one destination (destination_sources). */
-export interface ConnectionRow {
-  destination_id: string
-  source_id: string
-}
-
-export interface MessageRow {
-  pk: number
-  source_id: string
-  message_id: string
-  type: string
-  received_at: number
-  payload: string
-}
+import { type AttemptRow, toAttempt } from './attempts.ts'
+import type { Awaitable, Flag } from './sql-types.ts'
 
 /** A delivery joined with its message's source_id, message_id and type. */
 export interface DeliveryRow {
@@ -69,17 +37,6 @@ export interface DeliveryRow {
   source_id: string
   message_id: string
   type: string
-}
-
-export interface AttemptRow {
-  delivery_id: number
-  attempted_at: number
-  url: string
-  status_code: number | null
-  error_kind: string | null
-  error_text: string | null
-  latency_ms: number
-  response_excerpt: string | null
 }
 
 /** A delivery just leased, with its message's payload, source and receive time. */
@@ -127,49 +84,48 @@ export interface OutcomeRows {
   attempts: { deliveryId: number; attempt: DeliveryAttempt }[]
 }
 
-export function toSource(row: SourceRow): Source {
-  return {
-    id: row.id,
-    name: row.name,
-    writeKey: row.write_key,
-    enabled: Boolean(row.enabled),
-    createdAt: row.created_at,
-  }
+/** The arguments of one `claimDeliveries`. */
+export interface ClaimSpec {
+  destinationId: string
+  limit: number
+  now: number
+  leaseUntil: number
 }
 
-/** Destinations with their connected source ids (in the order the connection rows come). */
-export function toDestinations(rows: DestinationRow[], connections: ConnectionRow[]): Destination[] {
-  const sourceIds = new Map<string, string[]>()
-  for (const connection of connections) {
-    const list = sourceIds.get(connection.destination_id)
-    if (list) list.push(connection.source_id)
-    else sourceIds.set(connection.destination_id, [connection.source_id])
-  }
-  return rows.map((row) => ({
-    id: row.id,
-    name: row.name,
-    type: row.type as DestinationType,
-    enabled: Boolean(row.enabled),
-    sourceIds: sourceIds.get(row.id) ?? [],
-    settings: JSON.parse(row.settings) as WebhooksSettings,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  }))
+export interface DeliveriesSql {
+  /** Drops the leases of these deliveries (at least one). */
+  release(ids: number[]): Awaitable<void>
+  /** When the earliest unleased pending or retrying delivery is due, or null. */
+  nextDueAt(destinationId: string, now: number): Awaitable<number | null>
+  /** Newest first. */
+  list(destinationId: string, filter: DeliveryListFilter): Awaitable<DeliveryRow[]>
+  get(id: number): Awaitable<DeliveryRow | undefined>
+  /** Final deliveries only, back to pending at `now` with a fresh window; returns how many. */
+  replay(filter: ReplayFilter, now: number): Awaitable<number>
+  count(filter: DeliveryCountFilter): Awaitable<number>
+  countByState(destinationId: string): Awaitable<StateCountRow[]>
+  /** Per destination and state (pending, retrying only): how many, and the earliest next_attempt_at. */
+  backlog(): Awaitable<BacklogRow[]>
 }
 
-/** The `settings` column: the settings as JSON text. */
-export const settingsText = (settings: WebhooksSettings): string => JSON.stringify(settings)
+/** Leases up to `limit` (≥ 1) due deliveries of a destination until `leaseUntil`; any order. */
+export type ClaimDeliveriesSql = (
+  destinationId: string,
+  limit: number,
+  now: number,
+  leaseUntil: number,
+) => Awaitable<ClaimRow[]>
 
-export function toStoredMessage(row: MessageRow): StoredMessage {
-  return {
-    pk: row.pk,
-    sourceId: row.source_id,
-    messageId: row.message_id,
-    type: row.type as StoredMessageType,
-    receivedAt: row.received_at,
-    payload: JSON.parse(row.payload) as Record<string, unknown>,
-  }
-}
+/**
+ * New states (leases released) and attempts, in one transaction. Gone deliveries get no attempts.
+ * Then each of `claims` (limits ≥ 1) as `ClaimDeliveriesSql` makes it, in the same transaction where
+ * the backend can: one rows list per claim.
+ */
+export type RecordOutcomesSql = (
+  outcomes: OutcomeRows,
+  now: number,
+  claims: ClaimSpec[],
+) => Awaitable<ClaimRow[][]>
 
 const parseUrls = (text: string | null): string[] => (text ? (JSON.parse(text) as string[]) : [])
 
@@ -212,15 +168,7 @@ export function toDeliveries(rows: DeliveryRow[], attemptRows: AttemptRow[]): De
   const byDelivery = new Map<number, DeliveryAttempt[]>()
   for (const attempt of attemptRows) {
     const list = byDelivery.get(attempt.delivery_id) ?? []
-    list.push({
-      attemptedAt: attempt.attempted_at,
-      url: attempt.url,
-      statusCode: attempt.status_code,
-      errorKind: attempt.error_kind,
-      errorText: attempt.error_text,
-      latencyMs: attempt.latency_ms,
-      responseExcerpt: attempt.response_excerpt,
-    })
+    list.push(toAttempt(attempt))
     byDelivery.set(attempt.delivery_id, list)
   }
   return rows.map((row) => {
@@ -244,12 +192,34 @@ export function toDeliveries(rows: DeliveryRow[], attemptRows: AttemptRow[]): De
   })
 }
 
-export function toAccessToken(row: TokenRow): AccessToken {
-  return {
-    id: row.id,
-    name: row.name,
-    role: row.role as TokenRole,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
+/** Counts per state (dead letters are failed ones too) and latency percentiles of recent attempts. */
+export function toDeliveryStats(counts: StateCountRow[], latencies: number[]): DeliveryStats {
+  const stats: DeliveryStats = { ...NO_DELIVERIES_YET }
+  for (const row of counts) {
+    stats[row.status] += row.n
+    if (row.dead_lettered) stats.deadLettered += row.n
   }
+  if (latencies.length > 0) {
+    const sorted = latencies.toSorted((a, b) => a - b)
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!
+    stats.latencyP50Ms = at(0.5)
+    stats.latencyP95Ms = at(0.95)
+  }
+  return stats
+}
+
+/** One backlog per destination, from its rows per state. */
+export function toBacklogs(rows: BacklogRow[]): DestinationBacklog[] {
+  const byDestination = new Map<string, DestinationBacklog>()
+  for (const row of rows) {
+    let backlog = byDestination.get(row.destination_id)
+    if (!backlog) {
+      backlog = { destinationId: row.destination_id, pending: 0, retrying: 0, oldestDueAt: null }
+      byDestination.set(row.destination_id, backlog)
+    }
+    backlog[row.status] = Number(row.n)
+    const due = Number(row.oldest_due_at)
+    backlog.oldestDueAt = backlog.oldestDueAt === null ? due : Math.min(backlog.oldestDueAt, due)
+  }
+  return [...byDestination.values()]
 }

@@ -4,12 +4,12 @@
  * destinations can be tested too: that is when people check a new endpoint.
  */
 import packageJson from '../../package.json' with { type: 'json' }
-import type { AttemptResult } from '../deliver/http-sender.ts'
-import { isSuccess } from '../deliver/retry-policy.ts'
+import type { DeliveryStore } from '../domain/delivery-store.ts'
+import type { Destination } from '../domain/destinations.ts'
+import { requireDestination } from '../domain/lookups.ts'
 import { newMessageId } from '../lib/ids.ts'
-import type { Store } from '../store/store.ts'
-import type { Destination } from './destinations.ts'
-import { requireDestination } from './lookups.ts'
+import type { AttemptResult } from './http-sender.ts'
+import { isSuccess } from './retry-policy.ts'
 
 /** Who the sample call is from and what it is called, as documented, so a receiver can tell it apart. */
 export const TEST_EVENT = { userId: 'sluice-test', event: 'Sluice Test Event' } as const
@@ -47,13 +47,13 @@ export interface TestSender {
 }
 
 export interface TestEventServiceOptions {
-  store: Store
+  store: DeliveryStore
   /** Sends like a real delivery: the delivery engine. */
   sender: TestSender
 }
 
 export class TestEventService {
-  private readonly store: Store
+  private readonly store: DeliveryStore
   private readonly sender: TestSender
 
   constructor({ store, sender }: TestEventServiceOptions) {

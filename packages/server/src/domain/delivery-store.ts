@@ -1,0 +1,142 @@
+/**
+ * What destinations and deliveries ask of storage: destinations with their connected sources, and
+ * their deliveries — claimed, recorded, listed, replayed, counted. One area of the store contract
+ * (store/store.ts, with its conventions); the store implements it in store/core/deliveries.ts.
+ */
+import type {
+  Delivery,
+  DeliveryAttempt,
+  DeliveryStats,
+  DeliveryStatus,
+  ReplayableStatus,
+} from './deliveries.ts'
+import type { Destination, DestinationType, WebhooksSettings } from './destinations.ts'
+import type { StoredMessageType } from './messages.ts'
+
+export interface NewDestination {
+  name: string
+  type: DestinationType
+  enabled: boolean
+  sourceIds: string[]
+  settings: WebhooksSettings
+}
+
+export interface DestinationPatch {
+  name?: string
+  enabled?: boolean
+  sourceIds?: string[]
+  settings?: WebhooksSettings
+}
+
+/** A due delivery leased to this process, with what it needs to send. */
+export interface ClaimedDelivery {
+  id: number
+  destinationId: string
+  /** The source and receive time of its message: what a deletion request's erasure is judged by. */
+  sourceId: string
+  receivedAt: number
+  attemptCount: number
+  firstAttemptAt: number | null
+  closedUrls: string[]
+  /** The stored (enriched) message. */
+  payload: Record<string, unknown>
+}
+
+/** A claim made with `recordOutcomes`: the arguments of `claimDeliveries`. */
+export interface ClaimRequest {
+  destinationId: string
+  limit: number
+  now: number
+  leaseMs: number
+}
+
+/** The result of one attempt of a claimed delivery: recorded atomically, and the lease released. */
+export interface DeliveryOutcome {
+  deliveryId: number
+  attempts: DeliveryAttempt[]
+  status: 'delivered' | 'retrying' | 'failed'
+  deadLettered: boolean
+  /** For `retrying`: when to try again. */
+  nextAttemptAt: number | null
+  firstAttemptAt: number
+  closedUrls: string[]
+}
+
+/** A destination's deliveries waiting to be sent (the metrics' backlog gauges). */
+export interface DestinationBacklog {
+  destinationId: string
+  pending: number
+  retrying: number
+  /** When the earliest pending or retrying delivery was (or is) due; null when none waits. */
+  oldestDueAt: number | null
+}
+
+/** Which deliveries a count covers; every one when empty. */
+export interface DeliveryCountFilter {
+  destinationId?: string
+  status?: DeliveryStatus
+}
+
+/** One page of a destination's deliveries, newest first. `before` is an id cursor. */
+export interface DeliveryListFilter {
+  status?: DeliveryStatus
+  /** Only deliveries of messages of this type. */
+  type?: StoredMessageType
+  /** Only deliveries of messages with this `userId`. */
+  userId?: string
+  /** Only deliveries created at or after this time (epoch ms). */
+  since?: number
+  /** Only deliveries created before this time (epoch ms). */
+  until?: number
+  limit: number
+  before?: number
+}
+
+/** Final deliveries to schedule again: by id, or a destination's with one final status (created since a time). */
+export type ReplayFilter =
+  | { ids: number[] }
+  | { destinationId: string; status: ReplayableStatus; since?: number }
+
+export interface DeliveryStore {
+  // --- destinations ---
+  createDestination(input: NewDestination): Promise<Destination>
+  listDestinations(): Promise<Destination[]>
+  getDestination(id: string): Promise<Destination | null>
+  updateDestination(id: string, patch: DestinationPatch): Promise<Destination | null>
+  deleteDestination(id: string): Promise<boolean>
+
+  // --- deliveries ---
+  /**
+   * Leases up to `limit` due deliveries of one destination (pending or retrying, next attempt due,
+   * no live lease) until `now + leaseMs`, oldest due first. A lease that runs out (its process died)
+   * makes the delivery claimable again.
+   */
+  claimDeliveries(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedDelivery[]>
+  /**
+   * Records attempts and new states in one transaction, releasing the leases; then, in the same call
+   * (one store round trip for the delivery engine), makes each of `claims` as `claimDeliveries`
+   * would. Resolves with the claimed deliveries, one list per claim, once the outcomes are committed.
+   */
+  recordOutcomes(outcomes: DeliveryOutcome[], claims?: ClaimRequest[]): Promise<ClaimedDelivery[][]>
+  /** Releases leases without recording anything (shutdown before sending). */
+  releaseClaims(deliveryIds: number[]): Promise<void>
+  /** When the destination's earliest unleased pending or retrying delivery is due, or null. */
+  nextDueAt(destinationId: string, now: number): Promise<number | null>
+  /** Newest first. `before` is an id cursor for paging. */
+  listDeliveries(destinationId: string, filter: DeliveryListFilter): Promise<Delivery[]>
+  getDelivery(id: number): Promise<Delivery | null>
+  /**
+   * Schedules final deliveries (failed or delivered) to go out again at `now`, with a fresh retry
+   * window. Deliveries that are still pending or retrying are left alone. Returns how many were reset.
+   */
+  replayDeliveries(filter: ReplayFilter, now: number): Promise<number>
+  countDeliveries(filter?: DeliveryCountFilter): Promise<number>
+  deliveryStats(destinationId: string): Promise<DeliveryStats>
+  /** Pending and retrying counts and the earliest due time, for every destination that has any. */
+  deliveryBacklog(): Promise<DestinationBacklog[]>
+}

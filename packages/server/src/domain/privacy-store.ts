@@ -1,0 +1,99 @@
+/**
+ * What privacy asks of storage: regulations (deletion and suppression requests) and their progress,
+ * the suppressions in force, and erasure in batches. One area of the store contract (store/store.ts,
+ * with its conventions); the store implements it in store/core/privacy.ts.
+ */
+import type { DestinationNotifications } from './regulation-status.ts'
+import type {
+  Regulation,
+  RegulationDestination,
+  RegulationStatus,
+  RegulationType,
+  Suppression,
+} from './regulations.ts'
+
+export interface NewRegulation {
+  type: RegulationType
+  /** 1 to 5,000 distinct user ids (the service checks). */
+  subjectIds: string[]
+  /** Existing source ids, or null for every source. */
+  sourceIds: string[] | null
+}
+
+/** Newest first. */
+export interface RegulationListFilter {
+  status?: RegulationStatus
+  limit: number
+}
+
+/** The calls a deletion request erases: its users' messages in its sources, received up to its creation. */
+export interface ErasureScope {
+  regulationId: string
+  userIds: string[]
+  sourceIds: string[] | null
+  createdAt: number
+}
+
+/** One batch of erasure, committed. */
+export interface ErasureStep {
+  regulationId: string
+  /** Messages erased by this batch (with their deliveries and attempts). */
+  erased: number
+  /** True when nothing of the request is left to erase. */
+  done: boolean
+}
+
+/** A regulation not finished yet, with what its status is judged by (regulation-status.ts). */
+export interface UnfinishedRegulation {
+  id: string
+  /** As stored. */
+  status: RegulationStatus
+  /** Some of its messages are still to be erased. */
+  erasurePending: boolean
+  /** Its `delete` notifications, counted by destination and delivery status now. */
+  notifications: DestinationNotifications[]
+}
+
+export interface PrivacyStore {
+  /**
+   * Records a regulation and does, in the same transaction, everything that must hold once it is
+   * acknowledged: suppressions added or lifted; for a deletion, the unsent deliveries of the users'
+   * messages cancelled, and one `delete` notification per user queued for every enabled Webhooks
+   * destination connected to a source the user sent calls to (delete-notifications.ts); the erasure
+   * itself left to `eraseNext`.
+   */
+  createRegulation(input: NewRegulation): Promise<Regulation>
+  getRegulation(id: string): Promise<Regulation | null>
+  listRegulations(filter: RegulationListFilter): Promise<Regulation[]>
+  /** The suppressions in force, by user id. */
+  listSuppressions(): Promise<Suppression[]>
+  /**
+   * Changes whenever a regulation is created (cheap to ask): a process that holds the suppressions in
+   * memory polls it and reloads them only when it changed.
+   */
+  privacyVersion(): Promise<string>
+  /** Deletion requests created since `since` or still erasing: what claimed deliveries are checked against. */
+  recentErasures(since: number): Promise<ErasureScope[]>
+  /**
+   * Erases up to `limit` messages of the oldest deletion request with erasure left (one transaction;
+   * on PostgreSQL a request another process is erasing right now is passed over). Null when none is left.
+   */
+  eraseNext(limit: number): Promise<ErasureStep | null>
+  /**
+   * Erases the profiles of the users of deletion requests whose messages are all erased (so the
+   * profile worker cannot rebuild them), and records how many went. Returns how many requests it did.
+   */
+  eraseProfilesOfDeletions(): Promise<number>
+  /** Regulations not finished, oldest first. */
+  unfinishedRegulations(): Promise<UnfinishedRegulation[]>
+  /**
+   * Records a regulation's new status. `finished` when the status is final: when it finished, and its
+   * destinations' shares frozen as they are (retention may later remove the notifications they are
+   * counted from).
+   */
+  setRegulationStatus(
+    id: string,
+    status: RegulationStatus,
+    finished: { at: number; destinations: RegulationDestination[] } | null,
+  ): Promise<void>
+}

@@ -1,0 +1,197 @@
+/**
+ * The destinations-and-deliveries area of the store core (domain/delivery-store.ts): destinations with
+ * their connections, and deliveries claimed, recorded, listed, replayed and counted.
+ */
+import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
+import type {
+  ClaimedDelivery,
+  ClaimRequest,
+  DeliveryCountFilter,
+  DeliveryListFilter,
+  DeliveryOutcome,
+  DeliveryStore,
+  DestinationBacklog,
+  DestinationPatch,
+  NewDestination,
+  ReplayFilter,
+} from '../../domain/delivery-store.ts'
+import type { Destination } from '../../domain/destinations.ts'
+import { newId } from '../../lib/ids.ts'
+import {
+  type ClaimRow,
+  type DeliveryRow,
+  toBacklogs,
+  toClaimedDeliveries,
+  toDeliveries,
+  toDeliveryStats,
+  toOutcomeRows,
+} from '../tables/deliveries.ts'
+import { settingsText, toDestinations } from '../tables/destinations.ts'
+import type { Changes } from './changes.ts'
+import type { StoreSql } from './store-sql.ts'
+
+/** The SQL this area runs. */
+type DeliveryTables = Pick<
+  StoreSql,
+  'destinations' | 'deliveries' | 'attempts' | 'claimDeliveries' | 'recordOutcomes'
+>
+
+export class DeliveriesCore implements DeliveryStore {
+  readonly #sql: DeliveryTables
+  readonly #changes: Changes
+
+  constructor(sql: DeliveryTables, changes: Changes) {
+    this.#sql = sql
+    this.#changes = changes
+  }
+
+  // --- destinations ---
+
+  async createDestination(input: NewDestination): Promise<Destination> {
+    const now = Date.now()
+    const id = newId('dst')
+    await this.#sql.destinations.insert(
+      {
+        id,
+        name: input.name,
+        type: input.type,
+        enabled: input.enabled,
+        settings: settingsText(input.settings),
+        created_at: now,
+        updated_at: now,
+      },
+      input.sourceIds,
+    )
+    this.#changes.committed('config')
+    return (await this.getDestination(id))!
+  }
+
+  async listDestinations(): Promise<Destination[]> {
+    const rows = await this.#sql.destinations.list()
+    return toDestinations(rows, await this.#sql.destinations.connections())
+  }
+
+  async getDestination(id: string): Promise<Destination | null> {
+    const row = await this.#sql.destinations.get(id)
+    if (!row) return null
+    return toDestinations([row], await this.#sql.destinations.connections(id))[0]!
+  }
+
+  async updateDestination(id: string, patch: DestinationPatch): Promise<Destination | null> {
+    const found = await this.#sql.destinations.update(
+      id,
+      {
+        name: patch.name ?? null,
+        enabled: patch.enabled ?? null,
+        settings: patch.settings ? settingsText(patch.settings) : null,
+        updatedAt: Date.now(),
+      },
+      patch.sourceIds,
+    )
+    if (!found) return null
+    this.#changes.committed('config')
+    return this.getDestination(id)
+  }
+
+  async deleteDestination(id: string): Promise<boolean> {
+    const deleted = await this.#sql.destinations.delete(id)
+    if (deleted) this.#changes.committed('config')
+    return deleted
+  }
+
+  // --- deliveries ---
+
+  async claimDeliveries(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedDelivery[]> {
+    return toClaimedDeliveries(
+      destinationId,
+      await claimRows(this.#sql, { destinationId, limit, now, leaseMs }),
+    )
+  }
+
+  async recordOutcomes(
+    outcomes: DeliveryOutcome[],
+    claims: ClaimRequest[] = [],
+  ): Promise<ClaimedDelivery[][]> {
+    const claimed = await recordOutcomesClaimingRows(this.#sql, outcomes, claims)
+    return claimed.map((rows, i) => toClaimedDeliveries(claims[i]!.destinationId, rows))
+  }
+
+  async releaseClaims(deliveryIds: number[]): Promise<void> {
+    if (deliveryIds.length > 0) await this.#sql.deliveries.release(deliveryIds)
+  }
+
+  async nextDueAt(destinationId: string, now: number): Promise<number | null> {
+    return this.#sql.deliveries.nextDueAt(destinationId, now)
+  }
+
+  async listDeliveries(destinationId: string, filter: DeliveryListFilter): Promise<Delivery[]> {
+    return this.#withAttempts(await this.#sql.deliveries.list(destinationId, filter))
+  }
+
+  async getDelivery(id: number): Promise<Delivery | null> {
+    const row = await this.#sql.deliveries.get(id)
+    return row ? (await this.#withAttempts([row]))[0]! : null
+  }
+
+  async replayDeliveries(filter: ReplayFilter, now: number): Promise<number> {
+    const count = await this.#sql.deliveries.replay(filter, now)
+    if (count > 0) this.#changes.committed('deliveries')
+    return count
+  }
+
+  async countDeliveries(filter: DeliveryCountFilter = {}): Promise<number> {
+    return this.#sql.deliveries.count(filter)
+  }
+
+  async deliveryStats(destinationId: string): Promise<DeliveryStats> {
+    return toDeliveryStats(
+      await this.#sql.deliveries.countByState(destinationId),
+      await this.#sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
+    )
+  }
+
+  async deliveryBacklog(): Promise<DestinationBacklog[]> {
+    return toBacklogs(await this.#sql.deliveries.backlog())
+  }
+
+  async #withAttempts(rows: DeliveryRow[]): Promise<Delivery[]> {
+    if (rows.length === 0) return []
+    return toDeliveries(rows, await this.#sql.attempts.ofDeliveries(rows.map((row) => row.id)))
+  }
+}
+
+/**
+ * `claimDeliveries` with each message as its stored JSON text, unparsed: what the threaded SQLite
+ * store sends across threads (packed; parsed on the other side).
+ */
+export async function claimRows(
+  sql: Pick<StoreSql, 'claimDeliveries'>,
+  { destinationId, limit, now, leaseMs }: ClaimRequest,
+): Promise<ClaimRow[]> {
+  if (limit <= 0) return []
+  return sql.claimDeliveries(destinationId, limit, now, now + leaseMs)
+}
+
+/** `recordOutcomes` with the claims as `claimRows` returns them. */
+export async function recordOutcomesClaimingRows(
+  sql: Pick<StoreSql, 'claimDeliveries' | 'recordOutcomes'>,
+  outcomes: DeliveryOutcome[],
+  claims: ClaimRequest[] = [],
+): Promise<ClaimRow[][]> {
+  if (outcomes.length === 0) return Promise.all(claims.map((claim) => claimRows(sql, claim)))
+  const now = Date.now()
+  const specs = claims.map(({ destinationId, limit, now, leaseMs }) => ({
+    destinationId,
+    limit,
+    now,
+    leaseUntil: now + leaseMs,
+  }))
+  const wanted = specs.filter((spec) => spec.limit > 0)
+  const claimed = await sql.recordOutcomes(toOutcomeRows(outcomes, now), now, wanted)
+  return specs.map((spec) => (spec.limit > 0 ? claimed[wanted.indexOf(spec)]! : []))
+}

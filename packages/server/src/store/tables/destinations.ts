@@ -1,0 +1,66 @@
+/** The `destinations` table and `destination_sources`, its connections to sources. */
+import type { Destination, DestinationType, WebhooksSettings } from '../../domain/destinations.ts'
+import type { Awaitable, Flag } from './sql-types.ts'
+
+export interface DestinationRow {
+  id: string
+  name: string
+  type: string
+  enabled: Flag
+  settings: string
+  created_at: number
+  updated_at: number
+}
+
+/** One source connected to one destination (destination_sources). */
+export interface ConnectionRow {
+  destination_id: string
+  source_id: string
+}
+
+/** Fields left null are kept as they are. */
+export interface DestinationChange {
+  name: string | null
+  enabled: boolean | null
+  settings: string | null
+  updatedAt: number
+}
+
+export interface DestinationsSql {
+  /** The destination and its connections (unknown source ids are skipped), in one transaction. */
+  insert(row: Omit<DestinationRow, 'enabled'> & { enabled: boolean }, sourceIds: string[]): Awaitable<void>
+  list(): Awaitable<DestinationRow[]>
+  get(id: string): Awaitable<DestinationRow | undefined>
+  /** Of one destination, or of all; ordered by source id. */
+  connections(destinationId?: string): Awaitable<ConnectionRow[]>
+  /**
+   * Updates the destination and, when `sourceIds` is given, replaces its connections, in one
+   * transaction. False when there is no such destination.
+   */
+  update(id: string, change: DestinationChange, sourceIds: string[] | undefined): Awaitable<boolean>
+  /** The destination with its connections, deliveries and attempts. */
+  delete(id: string): Awaitable<boolean>
+}
+
+/** Destinations with their connected source ids (in the order the connection rows come). */
+export function toDestinations(rows: DestinationRow[], connections: ConnectionRow[]): Destination[] {
+  const sourceIds = new Map<string, string[]>()
+  for (const connection of connections) {
+    const list = sourceIds.get(connection.destination_id)
+    if (list) list.push(connection.source_id)
+    else sourceIds.set(connection.destination_id, [connection.source_id])
+  }
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    type: row.type as DestinationType,
+    enabled: Boolean(row.enabled),
+    sourceIds: sourceIds.get(row.id) ?? [],
+    settings: JSON.parse(row.settings) as WebhooksSettings,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }))
+}
+
+/** The `settings` column: the settings as JSON text. */
+export const settingsText = (settings: WebhooksSettings): string => JSON.stringify(settings)

@@ -1,0 +1,32 @@
+/** The `access_tokens` table. */
+import type { AccessToken, TokenRole } from '../../domain/tokens.ts'
+import type { Awaitable } from './sql-types.ts'
+
+export interface TokenRow {
+  id: string
+  name: string
+  role: string
+  token_hash: string
+  created_at: number
+  last_used_at: number | null
+}
+
+export interface TokensSql {
+  insert(row: TokenRow): Awaitable<void>
+  /** Oldest first. */
+  list(): Awaitable<TokenRow[]>
+  get(id: string): Awaitable<TokenRow | undefined>
+  getByHash(tokenHash: string): Awaitable<TokenRow | undefined>
+  touch(id: string, at: number): Awaitable<void>
+  delete(id: string): Awaitable<boolean>
+}
+
+export function toAccessToken(row: TokenRow): AccessToken {
+  return {
+    id: row.id,
+    name: row.name,
+    role: row.role as TokenRole,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+  }
+}
