@@ -1529,6 +1529,8 @@ test(`fuzz: ${TARGET_REQUESTS.toLocaleString('en-US')}+ bad, hostile and mixed r
     const started = performance.now()
     const requestsBefore = tally.requests
     const seed = Number(process.env.SLUICE_FUZZ_SEED ?? Date.now() % 2 ** 31)
+    // Printed first, so a failure anywhere below can be replayed with SLUICE_FUZZ_SEED.
+    t.diagnostic(`fuzz seed ${seed} (SLUICE_FUZZ_SEED=${seed} replays this run)`)
     const runs = Math.ceil(TARGET_REQUESTS / GROUP)
     await fuzz(pool, specArb, Math.ceil(runs / 2), seed)
     const halfway = await sluice.inspect()

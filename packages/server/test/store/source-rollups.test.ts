@@ -147,11 +147,12 @@ describe('source rollups (PostgreSQL): the sweep folds settled shards', () => {
       const a = await store.createSource({ name: 'A', enabled: true })
       const recent = Math.floor(Date.now() / 60_000) * 60_000
       await store.ingest([message(a.id, 'm-1', HOUR + 1_000), message(a.id, 'm-2', recent + 1)])
-      // What several API processes ingesting at once leave: more shards of the same minutes.
+      // What several API processes ingesting at once leave: more shards of the same minutes. The recent
+      // minute gets two shards of its own, so it has at least two rows whichever shard the ingest drew.
       await withAdmin((client) =>
         client.query(
           `INSERT INTO ${schema}.source_rollups (source_id, minute, shard, accepted)
-           VALUES ($1, $2, 3, 5), ($1, $2, 7, 2), ($1, $3, 9, 4)
+           VALUES ($1, $2, 3, 5), ($1, $2, 7, 2), ($1, $3, 9, 4), ($1, $3, 10, 0)
            ON CONFLICT (source_id, minute, shard) DO UPDATE SET accepted = source_rollups.accepted + EXCLUDED.accepted`,
           [a.id, HOUR, recent],
         ),
