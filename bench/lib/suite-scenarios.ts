@@ -221,6 +221,12 @@ const ingest = scenario<IngestResult>({
           r.cpuPerRequestUs?.baseline?.server,
         ),
         cpuAgainst(
+          `CPU per request of the bare durable floor (main ${r.cpuPerRequestUs?.floor?.serverMainThread ?? '—'} µs, store ${r.cpuPerRequestUs?.floor?.serverStoreThread ?? '—'} µs) against Sluice's: the steadier view of the goal's ratio on a busy machine`,
+          r.cpuPerRequestUs?.floor?.server,
+          "Sluice's, same round",
+          cpu?.server,
+        ),
+        cpuAgainst(
           `Floor: storing a request's ${perRequest} calls alone (SqliteStore.ingest, fsynced; no HTTP, parsing or profiles), CPU`,
           r.budget?.storeFloorUsPerRequest,
           'the most Sluice may spend a request for ratio 0.5 (2 × no-op server + its load generator)',
