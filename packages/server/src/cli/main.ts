@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 /** The `sluice` command: parses the command line and hands over to one command module. */
+// First, for its side effect: the heap limits apply while the other modules load.
+import './tune-heap.ts'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config.ts'
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts'

@@ -14,6 +14,7 @@ import {
 } from '../domain/deliveries.ts'
 import { STORED_MESSAGE_TYPES } from '../domain/messages.ts'
 import { MAX_ID_LENGTH } from '../ingest/limits.ts'
+import { thousands } from '../lib/thousands.ts'
 import {
   ADMIN_SECURITY,
   errorResponse,
@@ -53,11 +54,11 @@ export const deliveryStatsSchema = {
     },
     latencyP50Ms: {
       type: ['number', 'null'],
-      description: `Median request latency over the destination's last ${LATENCY_SAMPLE.toLocaleString('en')} attempts; null before the first.`,
+      description: `Median request latency over the destination's last ${thousands(LATENCY_SAMPLE)} attempts; null before the first.`,
     },
     latencyP95Ms: {
       type: ['number', 'null'],
-      description: `95th percentile request latency over the last ${LATENCY_SAMPLE.toLocaleString('en')} attempts; null before the first.`,
+      description: `95th percentile request latency over the last ${thousands(LATENCY_SAMPLE)} attempts; null before the first.`,
     },
   },
 } as const

@@ -1,6 +1,5 @@
 import type { Config } from '../config.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
-import { PostgresStore } from './postgres/postgres-store.ts'
 import { ThreadedSqliteStore } from './sqlite/threaded-store.ts'
 import type { Store } from './store.ts'
 
@@ -11,6 +10,8 @@ export async function openStore(
 ): Promise<Store> {
   const dedupeWindowMs = config.dedupeWindowHours * 3_600_000
   if (config.databaseUrl && /^postgres(ql)?:\/\//.test(config.databaseUrl)) {
+    // Loaded only here: the embedded SQLite default never pays for the PostgreSQL client's modules.
+    const { PostgresStore } = await import('./postgres/postgres-store.ts')
     const store = new PostgresStore({
       connectionString: config.databaseUrl,
       poolSize: config.postgresPoolSize,
