@@ -6,6 +6,7 @@
 import type { SQLInputValue } from 'node:sqlite'
 import type { DestinationType } from '../../../domain/destinations.ts'
 import type { AcceptedMessage } from '../../../domain/message-store.ts'
+import { closedGates, type Gate, gateOfRow, type RoutingRow } from '../../../route/gates.ts'
 import type { IngestSql } from '../../tables/messages.ts'
 import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
 import { dedupeKey } from '../dedupe-key.ts'
@@ -14,6 +15,8 @@ import { addSourceMinutes } from './rollups.ts'
 interface RoutingTarget {
   id: string
   type: DestinationType
+  /** Its subscription and filters (route/gates.ts); null when it takes every call. */
+  gate: Gate | null
 }
 
 export function sqliteIngest(db: SqliteDatabase): IngestSql {
@@ -96,12 +99,24 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
 
   /** Enabled destinations connected to a source: where its messages may be routed. */
   const routingTargets = (sourceId: string): RoutingTarget[] =>
-    db
-      .sql(
-        `SELECT d.id, d.type FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+    (
+      db
+        .sql(
+          `SELECT d.id, d.type, d.settings, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
          WHERE ds.source_id = ? AND d.enabled = 1`,
-      )
-      .all(sourceId) as unknown as RoutingTarget[]
+        )
+        .all(sourceId) as unknown as (RoutingRow & { type: DestinationType })[]
+    ).map((row) => ({ id: row.id, type: row.type, gate: gateOfRow(row) }))
+
+  /** What the gates kept from each destination in this commit: [filtered, sampledOut]. */
+  const countGated = (counts: Map<string, [number, number]>): void => {
+    const add = db.sql(
+      `INSERT INTO destination_counters (destination_id, shard, filtered, sampled_out) VALUES (?, 0, ?, ?)
+       ON CONFLICT (destination_id, shard) DO UPDATE
+         SET filtered = filtered + excluded.filtered, sampled_out = sampled_out + excluded.sampled_out`,
+    )
+    for (const [destinationId, [filtered, sampledOut]] of counts) add.run(destinationId, filtered, sampledOut)
+  }
 
   return (messages, plan, now, duplicatesAfter) => {
     const countAccepted = db.sql(
@@ -112,6 +127,7 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
     return db.transaction(() => {
       const stored: boolean[] = new Array(messages.length).fill(false)
       let deliveriesCreated = 0
+      const gated = new Map<string, [number, number]>()
       for (const { sourceId, total, firsts } of plan) {
         // Dedupe, inside the write transaction: ids this source stored within the window are dropped.
         const ids = firsts.map((i) => messages[i]!.messageId)
@@ -128,6 +144,7 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
         // The routing decision is made here, once, in the same transaction as the message: a crash
         // after commit can never lose a delivery that should exist.
         const targets = routingTargets(sourceId)
+        const anyGate = targets.some((target) => target.gate !== null)
         for (let at = 0; at < accepted.length; at += ROWS_PER_STATEMENT) {
           const chunk = accepted.slice(at, at + ROWS_PER_STATEMENT)
           const firstPk = insertMessages(
@@ -137,15 +154,31 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
           const deliveries: SQLInputValue[] = []
           for (let k = 0; k < chunk.length; k++) {
             const message = messages[chunk[k]!]!
-            for (const target of targets) {
-              if (message.routeTo.includes(target.type))
+            if (!anyGate) {
+              for (const target of targets) {
+                if (message.routeTo.includes(target.type))
+                  deliveries.push(firstPk + k, target.id, now, now, now)
+              }
+              continue
+            }
+            const routed = targets.filter((target) => message.routeTo.includes(target.type))
+            const closed = closedGates(routed, () => JSON.parse(message.payloadJson) as Record<string, unknown>)
+            for (const target of routed) {
+              const verdict = closed?.get(target.id)
+              if (verdict === undefined) {
                 deliveries.push(firstPk + k, target.id, now, now, now)
+                continue
+              }
+              const counts = gated.get(target.id) ?? [0, 0]
+              counts[verdict === 'filtered' ? 0 : 1]++
+              gated.set(target.id, counts)
             }
           }
           deliveriesCreated += insertDeliveries(deliveries)
         }
         countAccepted.run(accepted.length, total - accepted.length, sourceId)
       }
+      countGated(gated)
       addSourceMinutes(db, messages, stored)
       return { stored, deliveriesCreated }
     })

@@ -1,0 +1,90 @@
+/**
+ * Which calls a destination gets, beyond its connections and the call's `integrations`: its
+ * subscription, then its filters (route/filters.ts). Decided at routing time, inside the transaction
+ * that stores the call, so a call the destination does not get costs no delivery row; the same
+ * decision is taken again at delivery time only for the field rules' edits, and by the dry run.
+ *
+ * A destination with neither a subscription nor filters has no gate: routing for it is what it was.
+ */
+import type { WebhooksSettings } from '../domain/destinations.ts'
+import { applyFilters, type CompiledFilter, compileFilter, type FilterVerdict } from './filters.ts'
+import { type CallPredicate, compileSubscription } from './subscription.ts'
+
+/** A destination's subscription and filters, compiled. */
+export interface Gate {
+  subscription: CallPredicate | null
+  filters: CompiledFilter[]
+}
+
+export type GateVerdict = 'filtered' | 'sampledOut'
+
+/** The gate of a destination's settings; null when it has none (every call passes unchanged). */
+export function compileGate(settings: Pick<WebhooksSettings, 'subscription' | 'filters'>): Gate | null {
+  if (settings.subscription === undefined && (settings.filters ?? []).length === 0) return null
+  return {
+    subscription: settings.subscription === undefined ? null : compileSubscription(settings.subscription),
+    filters: (settings.filters ?? []).map((filter) => compileFilter(filter, compileSubscription)),
+  }
+}
+
+/** Runs the gate on a call: the subscription first (a miss is `filtered`), then the filters in order. */
+export function passGate(gate: Gate, call: Record<string, unknown>): FilterVerdict {
+  if (gate.subscription !== null && !gate.subscription(call)) return { verdict: 'filtered' }
+  return applyFilters(call, gate.filters)
+}
+
+const bySettings = new WeakMap<object, Gate | null>()
+
+/** The gate of a settings object, compiled once per object (the delivery engine keeps them). */
+export function gateOf(settings: WebhooksSettings): Gate | null {
+  let gate = bySettings.get(settings)
+  if (gate === undefined) {
+    gate = compileGate(settings)
+    bySettings.set(settings, gate)
+  }
+  return gate
+}
+
+/** A routing target as the ingest transaction reads it: its settings as stored (JSON text). */
+export interface RoutingRow {
+  id: string
+  updated_at: number | string
+  settings: string
+}
+
+const byVersion = new Map<string, { version: string; gate: Gate | null }>()
+
+/**
+ * The gate of a destination row, compiled once per version of its settings (`updated_at`), so a
+ * group commit pays for parsing only after a change.
+ */
+export function gateOfRow(row: RoutingRow): Gate | null {
+  const version = String(row.updated_at)
+  const cached = byVersion.get(row.id)
+  if (cached !== undefined && cached.version === version) return cached.gate
+  const gate = compileGate(JSON.parse(row.settings) as WebhooksSettings)
+  byVersion.set(row.id, { version, gate })
+  return gate
+}
+
+/**
+ * The gated routing decisions for one call: each target it does NOT go to, with why. `parse` gives the
+ * call (parsed only if some target has a gate).
+ */
+export function closedGates(
+  targets: readonly { id: string; gate: Gate | null }[],
+  parse: () => Record<string, unknown>,
+): Map<string, GateVerdict> | null {
+  let call: Record<string, unknown> | undefined
+  let closed: Map<string, GateVerdict> | null = null
+  for (const target of targets) {
+    if (target.gate === null) continue
+    call ??= parse()
+    const result = passGate(target.gate, call)
+    if (result.verdict !== 'kept') {
+      closed ??= new Map()
+      closed.set(target.id, result.verdict)
+    }
+  }
+  return closed
+}
