@@ -14,6 +14,8 @@ import { type CallPredicate, compileSubscription } from './subscription.ts'
 export interface Gate {
   subscription: CallPredicate | null
   filters: CompiledFilter[]
+  /** The field rules alone (`dropFields`, `allowFields`), in order: the edits a kept call gets. */
+  edits: CompiledFilter[]
 }
 
 export type GateVerdict = 'filtered' | 'sampledOut'
@@ -21,10 +23,24 @@ export type GateVerdict = 'filtered' | 'sampledOut'
 /** The gate of a destination's settings; null when it has none (every call passes unchanged). */
 export function compileGate(settings: Pick<WebhooksSettings, 'subscription' | 'filters'>): Gate | null {
   if (settings.subscription === undefined && (settings.filters ?? []).length === 0) return null
+  const filters = (settings.filters ?? []).map((filter) => compileFilter(filter, compileSubscription))
   return {
     subscription: settings.subscription === undefined ? null : compileSubscription(settings.subscription),
-    filters: (settings.filters ?? []).map((filter) => compileFilter(filter, compileSubscription)),
+    filters,
+    edits: filters.filter((filter) => filter.action === 'dropFields' || filter.action === 'allowFields'),
   }
+}
+
+/**
+ * The call as a destination's field rules leave it, for delivery. Routing already decided that the
+ * call goes (no `drop` or `sample` rule fired), so running the field rules alone, in order, gives the
+ * same call as the whole chain did then.
+ */
+export function editedCall(settings: WebhooksSettings, call: Record<string, unknown>): Record<string, unknown> {
+  const gate = gateOf(settings)
+  if (gate === null || gate.edits.length === 0) return call
+  const result = applyFilters(call, gate.edits)
+  return result.verdict === 'kept' ? result.call : call
 }
 
 /** Runs the gate on a call: the subscription first (a miss is `filtered`), then the filters in order. */

@@ -149,10 +149,15 @@ export class DeliveriesCore implements DeliveryStore {
   }
 
   async deliveryStats(destinationId: string): Promise<DeliveryStats> {
-    return toDeliveryStats(
-      await this.#sql.deliveries.countByState(destinationId),
-      await this.#sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
-    )
+    const [gated] = await this.#sql.destinations.gatedCounts(destinationId)
+    return {
+      ...toDeliveryStats(
+        await this.#sql.deliveries.countByState(destinationId),
+        await this.#sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
+      ),
+      filtered: Number(gated?.filtered ?? 0),
+      sampledOut: Number(gated?.sampled_out ?? 0),
+    }
   }
 
   async deliveryBacklog(): Promise<DestinationBacklog[]> {

@@ -18,6 +18,13 @@ export interface ConnectionRow {
   source_id: string
 }
 
+/** What a destination's subscription and filters kept from it (destination_counters, summed over shards). */
+export interface GatedCountRow {
+  destination_id: string
+  filtered: number
+  sampled_out: number
+}
+
 /** Fields left null are kept as they are. */
 export interface DestinationChange {
   name: string | null
@@ -40,6 +47,8 @@ export interface DestinationsSql {
   update(id: string, change: DestinationChange, sourceIds: string[] | undefined): Awaitable<boolean>
   /** The destination with its connections, deliveries and attempts. */
   delete(id: string): Awaitable<boolean>
+  /** Of one destination, or of every destination that has any. */
+  gatedCounts(destinationId?: string): Awaitable<GatedCountRow[]>
 }
 
 /** Destinations with their connected source ids (in the order the connection rows come). */

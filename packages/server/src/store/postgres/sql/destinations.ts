@@ -1,5 +1,10 @@
 import type { PoolClient } from 'pg'
-import type { ConnectionRow, DestinationRow, DestinationsSql } from '../../tables/destinations.ts'
+import type {
+  ConnectionRow,
+  DestinationRow,
+  DestinationsSql,
+  GatedCountRow,
+} from '../../tables/destinations.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 
@@ -33,6 +38,15 @@ export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
     list: () => db.query<DestinationRow>('SELECT * FROM destinations ORDER BY created_at, id'),
     get: async (id) =>
       (await db.query<DestinationRow>('SELECT * FROM destinations WHERE id = $1', [pgText(id)]))[0],
+    gatedCounts: (destinationId) =>
+      destinationId === undefined
+        ? db.query<GatedCountRow>(
+            'SELECT destination_id, sum(filtered)::float8 AS filtered, sum(sampled_out)::float8 AS sampled_out FROM destination_counters GROUP BY destination_id',
+          )
+        : db.query<GatedCountRow>(
+            'SELECT destination_id, sum(filtered)::float8 AS filtered, sum(sampled_out)::float8 AS sampled_out FROM destination_counters WHERE destination_id = $1 GROUP BY destination_id',
+            [pgText(destinationId)],
+          ),
     connections: (destinationId) =>
       destinationId === undefined
         ? db.query<ConnectionRow>(

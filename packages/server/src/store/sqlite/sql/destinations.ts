@@ -1,4 +1,9 @@
-import type { ConnectionRow, DestinationRow, DestinationsSql } from '../../tables/destinations.ts'
+import type {
+  ConnectionRow,
+  DestinationRow,
+  DestinationsSql,
+  GatedCountRow,
+} from '../../tables/destinations.ts'
 import { flag, type SqliteDatabase } from '../database.ts'
 
 /** destinations and destination_sources (their connections to sources). */
@@ -23,6 +28,18 @@ export function sqliteDestinations(db: SqliteDatabase): DestinationsSql {
     list: () =>
       db.sql('SELECT * FROM destinations ORDER BY created_at, id').all() as unknown as DestinationRow[],
     get: (id) => db.sql('SELECT * FROM destinations WHERE id = ?').get(id) as DestinationRow | undefined,
+    gatedCounts: (destinationId) =>
+      (destinationId === undefined
+        ? db
+            .sql(
+              'SELECT destination_id, SUM(filtered) AS filtered, SUM(sampled_out) AS sampled_out FROM destination_counters GROUP BY destination_id',
+            )
+            .all()
+        : db
+            .sql(
+              'SELECT destination_id, SUM(filtered) AS filtered, SUM(sampled_out) AS sampled_out FROM destination_counters WHERE destination_id = ? GROUP BY destination_id',
+            )
+            .all(destinationId)) as unknown as GatedCountRow[],
     connections: (destinationId) =>
       (destinationId === undefined
         ? db.sql('SELECT destination_id, source_id FROM destination_sources ORDER BY source_id').all()
