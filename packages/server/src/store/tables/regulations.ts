@@ -3,6 +3,7 @@
  * `regulation_deliveries` (which deliveries are a deletion request's `delete` notifications).
  */
 import { type PlannedNotification, planNotifications } from '../../domain/delete-notifications.ts'
+import { gateOfRow, passGate } from '../../route/gates.ts'
 import type { ErasureScope, UnfinishedRegulation } from '../../domain/privacy-store.ts'
 import { type DestinationNotifications, regulationDestinations } from '../../domain/regulation-status.ts'
 import {
@@ -56,10 +57,12 @@ export interface AffectedSourceRow {
   source_id: string
 }
 
-/** An enabled Webhooks destination connected to a source. */
+/** An enabled Webhooks destination connected to a source, with its settings (their subscription and filters judge the notification). */
 export interface NotificationTargetRow {
   destination_id: string
   source_id: string
+  settings: string
+  updated_at: number | string
 }
 
 /** What creating a regulation does besides storing its row (the core decides it from the type). */
@@ -114,11 +117,24 @@ export function planDeleteNotifications(
   targets: readonly NotificationTargetRow[],
   createdAt: number,
 ): PlannedNotification[] {
+  const gates = new Map(
+    targets.map((row) => [row.destination_id, gateOfRow({ id: row.destination_id, ...row })] as const),
+  )
+  // A destination whose subscription or filters keep a user's notification out does not get it.
   return planNotifications(
     affected.map((row) => ({ userId: row.user_id, sourceId: row.source_id })),
     targets.map((row) => ({ destinationId: row.destination_id, sourceId: row.source_id })),
     createdAt,
   )
+    .map((plan) => {
+      const call = JSON.parse(plan.payloadJson) as Record<string, unknown>
+      const destinationIds = plan.destinationIds.filter((id) => {
+        const gate = gates.get(id)
+        return gate == null || passGate(gate, call).verdict === 'kept'
+      })
+      return { ...plan, destinationIds }
+    })
+    .filter((plan) => plan.destinationIds.length > 0)
 }
 
 const parseIds = (text: string | null): string[] | null =>
