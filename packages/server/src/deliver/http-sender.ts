@@ -168,7 +168,13 @@ export class WebhookSender {
       this.#deadlines.awaitingHeaders.add(handler, started)
       // Never throws: undici reports invalid options to the handler's onResponseError.
       this.#agent.dispatch(
-        { origin: target.origin, path: target.path, method: request.method ?? 'POST', headers, body: request.body },
+        {
+          origin: target.origin,
+          path: target.path,
+          method: request.method ?? 'POST',
+          headers,
+          body: request.body,
+        },
         handler,
       )
     })

@@ -46,7 +46,10 @@ export function checkMapping(mapping: unknown): asserts mapping is Mapping {
   }
   const bytes = Buffer.byteLength(JSON.stringify(mapping), 'utf8')
   if (bytes > MAX_MAPPING_BYTES) {
-    throw new MappingError('', `the mapping is ${bytes} bytes of JSON; at most ${MAX_MAPPING_BYTES} are allowed.`)
+    throw new MappingError(
+      '',
+      `the mapping is ${bytes} bytes of JSON; at most ${MAX_MAPPING_BYTES} are allowed.`,
+    )
   }
   try {
     validateMapping(mapping)

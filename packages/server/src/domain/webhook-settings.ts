@@ -125,14 +125,17 @@ export function validateSubscription(value: unknown, field: string): string {
   if (typeof value !== 'string') {
     throw new ValidationError(
       field,
-      `${fieldLabel(field)} must be a string in Segment's subscription syntax, e.g. "type = \"track\" and event = \"Order Completed\"", or null to remove it.`,
+      `${fieldLabel(field)} must be a string in Segment's subscription syntax, e.g. "type = "track" and event = "Order Completed"", or null to remove it.`,
     )
   }
   try {
     checkSubscription(value)
   } catch (error) {
     if (!(error instanceof SubscriptionSyntaxError)) throw error
-    throw new ValidationError(field, `${fieldLabel(field)} is not valid subscription syntax. ${error.message}`)
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} is not valid subscription syntax. ${error.message}`,
+    )
   }
   return value
 }
@@ -141,7 +144,7 @@ function validateFilters(value: unknown, field: string): DestinationFilter[] {
   if (!Array.isArray(value)) {
     throw new ValidationError(
       field,
-      `${fieldLabel(field)} must be a list of rules such as {"action": "drop", "if": "event = \"Test\""}, or null to remove them.`,
+      `${fieldLabel(field)} must be a list of rules such as {"action": "drop", "if": "event = "Test""}, or null to remove them.`,
     )
   }
   if (value.length > FILTER_LIMITS.maxFilters) {

@@ -71,7 +71,8 @@ export const deliveryStatsSchema = {
     },
     filtered: {
       type: 'integer',
-      description: 'Calls the subscription or a `drop` filter kept from this destination; no delivery was created.',
+      description:
+        'Calls the subscription or a `drop` filter kept from this destination; no delivery was created.',
     },
     sampledOut: {
       type: 'integer',

@@ -113,7 +113,7 @@ const method = {
   description: 'The HTTP method of each request. Default `POST`; `null` resets it.',
 } as const
 
-const settingsProperties = {
+export const settingsProperties = {
   webhooks: webhooksInput,
   sharedSecret: sharedSecretInput,
   subscription,

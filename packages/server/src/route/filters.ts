@@ -31,7 +31,10 @@ export type FilterVerdict =
 /** Members `allowFields` always keeps. */
 const ALWAYS_KEPT = ['type', 'messageId', 'timestamp'] as const
 
-export function compileFilter(filter: DestinationFilter, compile: (text: string) => CallPredicate): CompiledFilter {
+export function compileFilter(
+  filter: DestinationFilter,
+  compile: (text: string) => CallPredicate,
+): CompiledFilter {
   return {
     matches: filter.if === undefined ? null : compile(filter.if),
     action: filter.action,

@@ -36,7 +36,10 @@ export function compileGate(settings: Pick<WebhooksSettings, 'subscription' | 'f
  * call goes (no `drop` or `sample` rule fired), so running the field rules alone, in order, gives the
  * same call as the whole chain did then.
  */
-export function editedCall(settings: WebhooksSettings, call: Record<string, unknown>): Record<string, unknown> {
+export function editedCall(
+  settings: WebhooksSettings,
+  call: Record<string, unknown>,
+): Record<string, unknown> {
   const gate = gateOf(settings)
   if (gate === null || gate.edits.length === 0) return call
   const result = applyFilters(call, gate.edits)

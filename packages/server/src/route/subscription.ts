@@ -10,8 +10,9 @@
  * the text over, `checkSubscription` reads the lexer's tokens with the grammar the parser actually
  * implements and refuses anything else, naming the character position of the first offending token.
  */
-import { lex } from '@segment/fql-ts'
+
 import { parseFql, validate } from '@segment/destination-subscriptions'
+import { lex } from '@segment/fql-ts'
 
 /** Longest subscription accepted, in characters: a condition, not a program. */
 export const MAX_SUBSCRIPTION_LENGTH = 2_000
@@ -157,7 +158,8 @@ class GrammarCheck {
     if (open.type !== 'parenleft') this.#fail(open, `expected "(" after ${name.value}.`)
     this.#field()
     const comma = this.#next()
-    if (comma.type !== 'comma') this.#fail(comma, `expected "," in ${name.value}(…), found ${describe(comma)}.`)
+    if (comma.type !== 'comma')
+      this.#fail(comma, `expected "," in ${name.value}(…), found ${describe(comma)}.`)
     const value = this.#next()
     if (value.type !== 'string') this.#fail(value, `${name.value}(…) takes a "quoted text" second.`)
     this.#string(value)
@@ -181,7 +183,8 @@ class GrammarCheck {
     while (this.#peek().type === 'dot') {
       this.#next()
       const member = this.#next()
-      if (member.type !== 'ident') this.#fail(member, `expected a member name after ".", found ${describe(member)}.`)
+      if (member.type !== 'ident')
+        this.#fail(member, `expected a member name after ".", found ${describe(member)}.`)
       segments++
     }
     if (OBJECT_FIELDS.has(head.value) && segments === 0) {

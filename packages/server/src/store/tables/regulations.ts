@@ -3,7 +3,6 @@
  * `regulation_deliveries` (which deliveries are a deletion request's `delete` notifications).
  */
 import { type PlannedNotification, planNotifications } from '../../domain/delete-notifications.ts'
-import { gateOfRow, passGate } from '../../route/gates.ts'
 import type { ErasureScope, UnfinishedRegulation } from '../../domain/privacy-store.ts'
 import { type DestinationNotifications, regulationDestinations } from '../../domain/regulation-status.ts'
 import {
@@ -13,6 +12,7 @@ import {
   SUBJECT_TYPE,
   type Suppression,
 } from '../../domain/regulations.ts'
+import { gateOfRow, passGate } from '../../route/gates.ts'
 import type { Awaitable, Flag } from './sql-types.ts'
 
 export interface RegulationRow {

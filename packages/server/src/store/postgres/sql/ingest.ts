@@ -143,7 +143,10 @@ async function closedTargets(db: PostgresDatabase, messages: AcceptedMessage[], 
   const rows = await db.query<RoutingRow & { source_id: string; type: DestinationType }>(GATED_TARGETS_SQL, [
     sourceIds,
   ])
-  const bySource = new Map<string, { id: string; type: DestinationType; gate: ReturnType<typeof gateOfRow> }[]>()
+  const bySource = new Map<
+    string,
+    { id: string; type: DestinationType; gate: ReturnType<typeof gateOfRow> }[]
+  >()
   for (const row of rows) {
     const gate = gateOfRow(row)
     if (gate === null) continue

@@ -162,7 +162,10 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
               continue
             }
             const routed = targets.filter((target) => message.routeTo.includes(target.type))
-            const closed = closedGates(routed, () => JSON.parse(message.payloadJson) as Record<string, unknown>)
+            const closed = closedGates(
+              routed,
+              () => JSON.parse(message.payloadJson) as Record<string, unknown>,
+            )
             for (const target of routed) {
               const verdict = closed?.get(target.id)
               if (verdict === undefined) {
