@@ -47,7 +47,11 @@ interface Token {
 function tokensOf(text: string): Token[] {
   const lexed = lex(text)
   if (lexed.error) {
-    throw new SubscriptionSyntaxError(lexed.error.cursor.column, `${lexed.error.message}.`)
+    // The lexer may count past the end on an unterminated string.
+    throw new SubscriptionSyntaxError(
+      Math.min(lexed.error.cursor.column, text.length),
+      `${lexed.error.message}.`,
+    )
   }
   const tokens: Token[] = []
   let cursor = 0
