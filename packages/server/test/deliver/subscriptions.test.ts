@@ -10,6 +10,7 @@ import { serializeMessage, shapeMessage } from '../../src/deliver/shape.ts'
 import { signBody, signingKey } from '../../src/deliver/signing.ts'
 import { sampledIn } from '../../src/route/filters.ts'
 import { generatedCalls } from '../helpers/generated-calls.ts'
+import { sampleValue, scrape } from '../helpers/metrics.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
 import { send } from '../helpers/tracking.ts'
 import { until } from '../reliability/helpers.ts'
@@ -184,6 +185,13 @@ for (const backend of backends) {
       assert.equal(nothing.body.filtered, calls.length)
       assert.equal(nothing.body.sampledOut, 0)
       assert.equal(receivers.nothing.requests.length, 0)
+      const samples = await scrape(sluice.url, sluice.adminToken)
+      const gated = (destination: string, reason: string) =>
+        sampleValue(samples, 'sluice_destination_calls_gated_total', { destination, reason })
+      assert.equal(gated(ids.nothing!, 'filtered'), calls.length)
+      assert.equal(gated(ids.mapped!, 'filtered'), calls.length - subscribed.length)
+      assert.equal(gated(ids.mapped!, 'sampled_out'), sampledOut)
+      assert.equal(gated(ids.classic!, 'filtered'), undefined)
     })
 
     test('a mapping that fails on a call fails that delivery alone, with the reason', async () => {

@@ -11,6 +11,7 @@ import type {
   DeliveryOutcome,
   DeliveryStore,
   DestinationBacklog,
+  DestinationGatedCounts,
   DestinationPatch,
   NewDestination,
   ReplayFilter,
@@ -158,6 +159,14 @@ export class DeliveriesCore implements DeliveryStore {
       filtered: Number(gated?.filtered ?? 0),
       sampledOut: Number(gated?.sampled_out ?? 0),
     }
+  }
+
+  async gatedCounts(): Promise<DestinationGatedCounts[]> {
+    return (await this.#sql.destinations.gatedCounts()).map((row) => ({
+      destinationId: row.destination_id,
+      filtered: Number(row.filtered),
+      sampledOut: Number(row.sampled_out),
+    }))
   }
 
   async deliveryBacklog(): Promise<DestinationBacklog[]> {
