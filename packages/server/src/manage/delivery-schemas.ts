@@ -272,8 +272,13 @@ export const deliveryRequestSchema = {
     200: {
       description: 'The request as sent.',
       type: 'object',
-      required: ['body', 'requests'],
+      required: ['method', 'body', 'requests'],
       properties: {
+        method: {
+          type: 'string',
+          enum: ['POST', 'PUT', 'PATCH'],
+          description: 'The HTTP method (settings.method).',
+        },
         body: { type: 'string', description: 'The JSON body, as sent and signed.' },
         requests: {
           type: 'array',

@@ -91,6 +91,7 @@ function staticHeaderValues(headers: Record<string, string>, revealSecrets: bool
 
 export function deliveryRequestView(request: DeliveryRequest, revealSecrets: boolean): DeliveryRequestView {
   return {
+    method: request.method,
     body: request.body,
     requests: request.requests.map(({ url, staticHeaders, sluiceHeaders }) => ({
       url: shownUrl(url, revealSecrets),

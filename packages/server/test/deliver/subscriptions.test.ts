@@ -163,6 +163,12 @@ for (const backend of backends) {
         }),
       )
       for (const { messageId, body } of expected) assert.deepEqual(got.get(messageId), body, messageId)
+      // The deliveries API shows the request as sent: method and mapped body.
+      const [latest] = (await sluice.api('GET', `/api/v1/destinations/${ids.mapped}/deliveries?limit=1`)).body
+        .deliveries
+      const shown = await sluice.api('GET', `/api/v1/deliveries/${latest.id}/request`)
+      assert.equal(shown.body.method, 'PUT')
+      assert.ok(receivers.mapped.requests.some((request) => request.body.toString() === shown.body.body))
     })
 
     test('calls a subscription or sample keeps out cost no delivery row and are counted', async () => {
