@@ -11,6 +11,7 @@
  */
 import { createRequire } from 'node:module'
 import { isJsonObject } from '../lib/json-object.ts'
+import { escapePointerToken } from '../lib/json-pointer.ts'
 
 // Typed here rather than from the package's declarations: those pull in an older @types/node of its own,
 // whose globals clash with the project's.
@@ -51,6 +52,33 @@ export function checkMapping(mapping: unknown): asserts mapping is Mapping {
       `the mapping is ${bytes} bytes of JSON; at most ${MAX_MAPPING_BYTES} are allowed.`,
     )
   }
+  checkAt(mapping, '')
+}
+
+/**
+ * The kit's validator checks objects but passes over arrays, whose items `transform` resolves all the
+ * same; so each object inside an array is checked too, with its pointer.
+ */
+function checkAt(value: unknown, pointer: string): void {
+  if (isJsonObject(value)) {
+    validateAt(value, pointer)
+    for (const [key, child] of Object.entries(value))
+      findArrays(child, `${pointer}/${escapePointerToken(key)}`)
+  } else {
+    findArrays(value, pointer)
+  }
+}
+
+function findArrays(value: unknown, pointer: string): void {
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) checkAt(item, `${pointer}/${index}`)
+  } else if (isJsonObject(value)) {
+    for (const [key, child] of Object.entries(value))
+      findArrays(child, `${pointer}/${escapePointerToken(key)}`)
+  }
+}
+
+function validateAt(mapping: Record<string, unknown>, at: string): void {
   try {
     validateMapping(mapping)
   } catch (error) {
@@ -63,7 +91,7 @@ export function checkMapping(mapping: unknown): asserts mapping is Mapping {
     // Its messages start with the path: "/a/b should only have one @-prefixed key …".
     const space = text.indexOf(' ')
     const pointer = text.startsWith('/') && space > 0 ? text.slice(0, space).replace(/\/$/, '') : ''
-    throw new MappingError(pointer, space > 0 ? text.slice(space + 1) : text)
+    throw new MappingError(`${at}${pointer}`, space > 0 ? text.slice(space + 1) : text)
   }
 }
 
