@@ -8,11 +8,18 @@
  */
 import type { WebhooksSettings } from '../domain/destinations.ts'
 import { applyFilters, type CompiledFilter, compileFilter, type FilterVerdict } from './filters.ts'
-import { type CallPredicate, compileSubscription } from './subscription.ts'
+import {
+  type CallPredicate,
+  compileSubscription,
+  type JsonPrefilter,
+  subscriptionPrefilter,
+} from './subscription.ts'
 
 /** A destination's subscription and filters, compiled. */
 export interface Gate {
   subscription: CallPredicate | null
+  /** A test on the call's JSON text that rules out calls the subscription cannot match, unparsed. */
+  prefilter: JsonPrefilter | null
   filters: CompiledFilter[]
   /** The field rules alone (`dropFields`, `allowFields`), in order: the edits a kept call gets. */
   edits: CompiledFilter[]
@@ -26,6 +33,7 @@ export function compileGate(settings: Pick<WebhooksSettings, 'subscription' | 'f
   const filters = (settings.filters ?? []).map((filter) => compileFilter(filter, compileSubscription))
   return {
     subscription: settings.subscription === undefined ? null : compileSubscription(settings.subscription),
+    prefilter: settings.subscription === undefined ? null : subscriptionPrefilter(settings.subscription),
     filters,
     edits: filters.filter((filter) => filter.action === 'dropFields' || filter.action === 'allowFields'),
   }
@@ -87,22 +95,31 @@ export function gateOfRow(row: RoutingRow): Gate | null {
 }
 
 /**
- * The gated routing decisions for one call: each target it does NOT go to, with why. `parse` gives the
- * call (parsed only if some target has a gate).
+ * The gated routing decisions for one call, given as its stored JSON text: each target it does NOT go
+ * to, with why. The text is parsed only when some gate cannot rule the call out by its prefilter.
+ * `routeTo` (the call's `integrations`) is applied first: a target it excludes gets no decision here.
  */
 export function closedGates(
-  targets: readonly { id: string; gate: Gate | null }[],
-  parse: () => Record<string, unknown>,
+  targets: readonly { id: string; type: string; gate: Gate | null }[],
+  routeTo: readonly string[],
+  json: string,
 ): Map<string, GateVerdict> | null {
   let call: Record<string, unknown> | undefined
   let closed: Map<string, GateVerdict> | null = null
   for (const target of targets) {
-    if (target.gate === null) continue
-    call ??= parse()
-    const result = passGate(target.gate, call)
-    if (result.verdict !== 'kept') {
+    const gate = target.gate
+    if (gate === null || !routeTo.includes(target.type)) continue
+    let verdict: GateVerdict | undefined
+    if (gate.prefilter !== null && !gate.prefilter(json)) {
+      verdict = 'filtered'
+    } else {
+      call ??= JSON.parse(json) as Record<string, unknown>
+      const result = passGate(gate, call)
+      if (result.verdict !== 'kept') verdict = result.verdict
+    }
+    if (verdict !== undefined) {
       closed ??= new Map()
-      closed.set(target.id, result.verdict)
+      closed.set(target.id, verdict)
     }
   }
   return closed

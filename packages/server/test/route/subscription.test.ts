@@ -7,6 +7,7 @@ import {
   checkSubscription,
   compileSubscription,
   SubscriptionSyntaxError,
+  subscriptionPrefilter,
 } from '../../src/route/subscription.ts'
 import { generatedCalls, generatedSubscriptions } from '../helpers/generated-calls.ts'
 
@@ -47,6 +48,29 @@ describe('subscriptions', () => {
     }
     // Not a degenerate sample: both outcomes occur often.
     assert.ok(matches > total * 0.1 && matches < total * 0.9, `${matches} of ${total} matched`)
+  })
+
+  test("the JSON prefilter only ever rules out calls Segment's validate would not match", () => {
+    const calls = generatedCalls(200, 5).map((call) => ({ call, json: JSON.stringify(call) }))
+    let ruledOut = 0
+    for (const text of generatedSubscriptions(300, 9)) {
+      const prefilter = subscriptionPrefilter(text)
+      if (prefilter === null) continue
+      const ast = parseFql(text)
+      assert.ok(!('error' in ast))
+      for (const { call, json } of calls) {
+        if (prefilter(json)) continue
+        ruledOut++
+        assert.equal(validate(ast, call), false, `${text} ruled out ${json}`)
+      }
+    }
+    assert.ok(ruledOut > 1_000, `only ${ruledOut} calls ruled out`)
+    // Only exact top-level comparisons rule calls out; anything else is left to validate.
+    assert.equal(subscriptionPrefilter('properties.total > 3'), null)
+    assert.equal(subscriptionPrefilter('event = "A" or properties.x = "B"'), null)
+    const prefilter = subscriptionPrefilter('type = "track" and properties.x = "B"')
+    assert.equal(prefilter?.('{"type":"page"}'), false)
+    assert.equal(prefilter?.('{"type":"track"}'), true)
   })
 
   test("input Segment's parser would misread is refused, naming the position", () => {

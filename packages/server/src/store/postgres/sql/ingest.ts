@@ -155,9 +155,9 @@ async function closedTargets(db: PostgresDatabase, messages: AcceptedMessage[], 
     bySource.set(row.source_id, list)
   }
   return messages.map((message) => {
-    const targets = bySource.get(message.sourceId)?.filter((target) => message.routeTo.includes(target.type))
-    if (targets === undefined || targets.length === 0) return ''
-    const closed = closedGates(targets, () => JSON.parse(message.payloadJson) as Record<string, unknown>)
+    const targets = bySource.get(message.sourceId)
+    if (targets === undefined) return ''
+    const closed = closedGates(targets, message.routeTo, message.payloadJson)
     if (closed === null) return ''
     return [...closed].map(([id, verdict]) => `${id}=${verdict === 'filtered' ? 'f' : 's'}`).join(',')
   })

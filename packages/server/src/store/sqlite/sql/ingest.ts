@@ -108,14 +108,17 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
         .all(sourceId) as unknown as (RoutingRow & { type: DestinationType })[]
     ).map((row) => ({ id: row.id, type: row.type, gate: gateOfRow(row) }))
 
-  /** What the gates kept from each destination in this commit: [filtered, sampledOut]. */
+  /** What the gates kept from each destination in this commit, [filtered, sampledOut]: one statement. */
   const countGated = (counts: Map<string, [number, number]>): void => {
-    const add = db.sql(
-      `INSERT INTO destination_counters (destination_id, shard, filtered, sampled_out) VALUES (?, 0, ?, ?)
+    if (counts.size === 0) return
+    const values: SQLInputValue[] = []
+    for (const [destinationId, [filtered, sampledOut]] of counts)
+      values.push(destinationId, filtered, sampledOut)
+    db.sql(
+      `INSERT INTO destination_counters (destination_id, shard, filtered, sampled_out) VALUES ${placeholders(counts.size, '(?, 0, ?, ?)')}
        ON CONFLICT (destination_id, shard) DO UPDATE
          SET filtered = filtered + excluded.filtered, sampled_out = sampled_out + excluded.sampled_out`,
-    )
-    for (const [destinationId, [filtered, sampledOut]] of counts) add.run(destinationId, filtered, sampledOut)
+    ).run(...values)
   }
 
   return (messages, plan, now, duplicatesAfter) => {
@@ -161,12 +164,9 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
               }
               continue
             }
-            const routed = targets.filter((target) => message.routeTo.includes(target.type))
-            const closed = closedGates(
-              routed,
-              () => JSON.parse(message.payloadJson) as Record<string, unknown>,
-            )
-            for (const target of routed) {
+            const closed = closedGates(targets, message.routeTo, message.payloadJson)
+            for (const target of targets) {
+              if (!message.routeTo.includes(target.type)) continue
               const verdict = closed?.get(target.id)
               if (verdict === undefined) {
                 deliveries.push(firstPk + k, target.id, now, now, now)
