@@ -8,18 +8,14 @@
  */
 import type { WebhooksSettings } from '../domain/destinations.ts'
 import { applyFilters, type CompiledFilter, compileFilter, type FilterVerdict } from './filters.ts'
-import {
-  type CallPredicate,
-  compileSubscription,
-  type JsonPrefilter,
-  subscriptionPrefilter,
-} from './subscription.ts'
+import { type CallPredicate, compileSubscription, parseSubscription } from './subscription.ts'
+import { JsonFacts, type Prefilter, prefilterOf } from './subscription-prefilter.ts'
 
 /** A destination's subscription and filters, compiled. */
 export interface Gate {
   subscription: CallPredicate | null
-  /** A test on the call's JSON text that rules out calls the subscription cannot match, unparsed. */
-  prefilter: JsonPrefilter | null
+  /** Rules out, on the call's JSON text, calls the subscription cannot match (subscription-prefilter.ts). */
+  prefilter: Prefilter | null
   filters: CompiledFilter[]
   /** The field rules alone (`dropFields`, `allowFields`), in order: the edits a kept call gets. */
   edits: CompiledFilter[]
@@ -33,7 +29,8 @@ export function compileGate(settings: Pick<WebhooksSettings, 'subscription' | 'f
   const filters = (settings.filters ?? []).map((filter) => compileFilter(filter, compileSubscription))
   return {
     subscription: settings.subscription === undefined ? null : compileSubscription(settings.subscription),
-    prefilter: settings.subscription === undefined ? null : subscriptionPrefilter(settings.subscription),
+    prefilter:
+      settings.subscription === undefined ? null : prefilterOf(parseSubscription(settings.subscription)),
     filters,
     edits: filters.filter((filter) => filter.action === 'dropFields' || filter.action === 'allowFields'),
   }
@@ -95,32 +92,45 @@ export function gateOfRow(row: RoutingRow): Gate | null {
 }
 
 /**
- * The gated routing decisions for one call, given as its stored JSON text: each target it does NOT go
- * to, with why. The text is parsed only when some gate cannot rule the call out by its prefilter.
- * `routeTo` (the call's `integrations`) is applied first: a target it excludes gets no decision here.
+ * One call as routing judges it against its destinations' gates, given as its stored JSON text: parsed
+ * at most once, and only when some gate cannot rule the call out by its prefilter.
+ */
+export class GatedCall {
+  readonly #json: string
+  #facts: JsonFacts | undefined
+  #call: Record<string, unknown> | undefined
+
+  constructor(json: string) {
+    this.#json = json
+  }
+
+  verdict(gate: Gate): 'kept' | GateVerdict {
+    if (gate.prefilter !== null) {
+      this.#facts ??= new JsonFacts(this.#json)
+      if (!gate.prefilter(this.#facts)) return 'filtered'
+    }
+    this.#call ??= JSON.parse(this.#json) as Record<string, unknown>
+    return passGate(gate, this.#call).verdict
+  }
+}
+
+/**
+ * The gated routing decisions for one call: each target it does NOT go to, with why. Targets that
+ * `routeTo` (the call's `integrations`) excludes get no decision here.
  */
 export function closedGates(
   targets: readonly { id: string; type: string; gate: Gate | null }[],
   routeTo: readonly string[],
   json: string,
 ): Map<string, GateVerdict> | null {
-  let call: Record<string, unknown> | undefined
+  const call = new GatedCall(json)
   let closed: Map<string, GateVerdict> | null = null
   for (const target of targets) {
-    const gate = target.gate
-    if (gate === null || !routeTo.includes(target.type)) continue
-    let verdict: GateVerdict | undefined
-    if (gate.prefilter !== null && !gate.prefilter(json)) {
-      verdict = 'filtered'
-    } else {
-      call ??= JSON.parse(json) as Record<string, unknown>
-      const result = passGate(gate, call)
-      if (result.verdict !== 'kept') verdict = result.verdict
-    }
-    if (verdict !== undefined) {
-      closed ??= new Map()
-      closed.set(target.id, verdict)
-    }
+    if (target.gate === null || !routeTo.includes(target.type)) continue
+    const verdict = call.verdict(target.gate)
+    if (verdict === 'kept') continue
+    closed ??= new Map()
+    closed.set(target.id, verdict)
   }
   return closed
 }

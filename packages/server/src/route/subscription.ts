@@ -225,57 +225,17 @@ export function checkSubscription(text: string): void {
 
 /** Compiles a subscription checked by `checkSubscription`. */
 export function compileSubscription(text: string): CallPredicate {
-  const condition = parsed(text)
+  const condition = parseSubscription(text)
   return (call) => validate(condition, call)
 }
 
-function parsed(text: string): Condition {
+/** Segment's parse of a subscription checked by `checkSubscription`. */
+export function parseSubscription(text: string): Condition {
   checkSubscription(text)
   const result = parseFql(text)
   if ('error' in result) throw new SubscriptionSyntaxError(0, result.error.message)
   return result
 }
 
-/** A test on a call's JSON text (JSON.stringify output): false only when the call cannot match. */
-export type JsonPrefilter = (json: string) => boolean
-
-type Condition = Exclude<ReturnType<typeof parseFql>, { error: unknown }>
-type Node = Condition['children'][number] | Condition
-
-/** Top-level string members an `=` condition compares exactly (Segment's validate: `actual === String(value)`). */
-const TOP_LEVEL: Readonly<Record<string, string>> = {
-  'event-type': 'type',
-  event: 'event',
-  name: 'name',
-  userId: 'userId',
-}
-
-/**
- * A cheap necessary condition of a subscription, on the call's stored JSON: a call whose `event` is
- * "Order Completed" holds the text `"event":"Order Completed"`, so a call without it cannot match
- * `event = "Order Completed"` and needs no parsing to be ruled out. Null when the subscription has
- * no such condition to rule calls out by. Routing uses it to spare parsing the calls a destination
- * does not want; anything it lets through is judged by Segment's `validate` as always.
- */
-export function subscriptionPrefilter(text: string): JsonPrefilter | null {
-  return prefilterOf(parsed(text))
-}
-
-function prefilterOf(node: Node): JsonPrefilter | null {
-  if (node.type === 'group') {
-    const children = (node as Condition).children.map(prefilterOf)
-    if (node.operator === 'and') {
-      const known = children.filter((child): child is JsonPrefilter => child !== null)
-      return known.length === 0 ? null : (json) => known.every((child) => child(json))
-    }
-    if (node.operator === 'or' && children.every((child) => child !== null)) {
-      const all = children as JsonPrefilter[]
-      return (json) => all.some((child) => child(json))
-    }
-    return null
-  }
-  const key = TOP_LEVEL[node.type]
-  if (key === undefined || node.operator !== '=' || !('value' in node)) return null
-  const needle = `"${key}":${JSON.stringify(String(node.value))}`
-  return (json) => json.includes(needle)
-}
+/** A parsed subscription: Segment's condition tree. */
+export type Condition = Exclude<ReturnType<typeof parseFql>, { error: unknown }>

@@ -6,9 +6,10 @@ import { parseFql, validate } from '@segment/destination-subscriptions'
 import {
   checkSubscription,
   compileSubscription,
+  parseSubscription,
   SubscriptionSyntaxError,
-  subscriptionPrefilter,
 } from '../../src/route/subscription.ts'
+import { JsonFacts, prefilterOf } from '../../src/route/subscription-prefilter.ts'
 import { generatedCalls, generatedSubscriptions } from '../helpers/generated-calls.ts'
 
 describe('subscriptions', () => {
@@ -51,26 +52,37 @@ describe('subscriptions', () => {
   })
 
   test("the JSON prefilter only ever rules out calls Segment's validate would not match", () => {
-    const calls = generatedCalls(200, 5).map((call) => ({ call, json: JSON.stringify(call) }))
+    // Quotes, backslashes and escapes in values, and an `event` nested below the top level too.
+    const tricky = [
+      { type: 'track', event: 'Say "hi"\\', properties: { event: 'Order Completed' } },
+      { type: 'track', event: 'Order Completed', properties: { note: 'x\\"event\\":\\"y' } },
+      { type: 'track', event: 'caf\u00e9 \u2713', userId: 'u' },
+    ]
+    const calls = [...generatedCalls(200, 5), ...tricky].map((call) => ({ call, json: JSON.stringify(call) }))
     let ruledOut = 0
     for (const text of generatedSubscriptions(300, 9)) {
-      const prefilter = subscriptionPrefilter(text)
+      const prefilter = prefilterOf(parseSubscription(text))
       if (prefilter === null) continue
       const ast = parseFql(text)
       assert.ok(!('error' in ast))
       for (const { call, json } of calls) {
-        if (prefilter(json)) continue
+        if (prefilter(new JsonFacts(json))) continue
         ruledOut++
         assert.equal(validate(ast, call), false, `${text} ruled out ${json}`)
       }
     }
     assert.ok(ruledOut > 1_000, `only ${ruledOut} calls ruled out`)
     // Only exact top-level comparisons rule calls out; anything else is left to validate.
-    assert.equal(subscriptionPrefilter('properties.total > 3'), null)
-    assert.equal(subscriptionPrefilter('event = "A" or properties.x = "B"'), null)
-    const prefilter = subscriptionPrefilter('type = "track" and properties.x = "B"')
-    assert.equal(prefilter?.('{"type":"page"}'), false)
-    assert.equal(prefilter?.('{"type":"track"}'), true)
+    const of = (text: string) => prefilterOf(parseSubscription(text))
+    assert.equal(of('properties.total > 3'), null)
+    assert.equal(of('event = "A" or properties.x = "B"'), null)
+    const prefilter = of('type = "track" and properties.x = "B"')!
+    assert.equal(prefilter(new JsonFacts('{"type":"page"}')), false)
+    assert.equal(prefilter(new JsonFacts('{"type":"track"}')), true)
+    // Values are compared decoded (a subscription cannot quote a quote or a backslash).
+    for (const { call, json } of calls.slice(-2)) {
+      assert.equal(of(`event = ${JSON.stringify(call.event)}`)!(new JsonFacts(json)), true, json)
+    }
   })
 
   test("input Segment's parser would misread is refused, naming the position", () => {

@@ -6,7 +6,7 @@
 import type { SQLInputValue } from 'node:sqlite'
 import type { DestinationType } from '../../../domain/destinations.ts'
 import type { AcceptedMessage } from '../../../domain/message-store.ts'
-import { closedGates, type Gate, gateOfRow, type RoutingRow } from '../../../route/gates.ts'
+import { type Gate, GatedCall, gateOfRow, type RoutingRow } from '../../../route/gates.ts'
 import type { IngestSql } from '../../tables/messages.ts'
 import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
 import { dedupeKey } from '../dedupe-key.ts'
@@ -17,6 +17,9 @@ interface RoutingTarget {
   type: DestinationType
   /** Its subscription and filters (route/gates.ts); null when it takes every call. */
   gate: Gate | null
+  /** Calls of this commit its gate kept out. */
+  filtered: number
+  sampledOut: number
 }
 
 export function sqliteIngest(db: SqliteDatabase): IngestSql {
@@ -106,7 +109,7 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
          WHERE ds.source_id = ? AND d.enabled = 1`,
         )
         .all(sourceId) as unknown as (RoutingRow & { type: DestinationType })[]
-    ).map((row) => ({ id: row.id, type: row.type, gate: gateOfRow(row) }))
+    ).map((row) => ({ id: row.id, type: row.type, gate: gateOfRow(row), filtered: 0, sampledOut: 0 }))
 
   /** What the gates kept from each destination in this commit, [filtered, sampledOut]: one statement. */
   const countGated = (counts: Map<string, [number, number]>): void => {
@@ -164,20 +167,21 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
               }
               continue
             }
-            const closed = closedGates(targets, message.routeTo, message.payloadJson)
+            const call = new GatedCall(message.payloadJson)
             for (const target of targets) {
               if (!message.routeTo.includes(target.type)) continue
-              const verdict = closed?.get(target.id)
-              if (verdict === undefined) {
-                deliveries.push(firstPk + k, target.id, now, now, now)
-                continue
-              }
-              const counts = gated.get(target.id) ?? [0, 0]
-              counts[verdict === 'filtered' ? 0 : 1]++
-              gated.set(target.id, counts)
+              const verdict = target.gate === null ? 'kept' : call.verdict(target.gate)
+              if (verdict === 'kept') deliveries.push(firstPk + k, target.id, now, now, now)
+              else if (verdict === 'filtered') target.filtered++
+              else target.sampledOut++
             }
           }
           deliveriesCreated += insertDeliveries(deliveries)
+        }
+        for (const target of targets) {
+          if (target.filtered + target.sampledOut === 0) continue
+          const counts = gated.get(target.id) ?? [0, 0]
+          gated.set(target.id, [counts[0] + target.filtered, counts[1] + target.sampledOut])
         }
         countAccepted.run(accepted.length, total - accepted.length, sourceId)
       }
