@@ -7,7 +7,7 @@ import { ADMIN_SECURITY, commonErrors, idParams, type ResponseShape, withNotFoun
 import { settingsProperties } from './destination-schemas.ts'
 
 const time = {
-  type: ['string', 'integer'],
+  anyOf: [{ type: 'string' }, { type: 'integer' }],
   description: 'ISO 8601 (`2026-01-31T12:00:00Z`) or epoch milliseconds.',
 } as const
 
