@@ -302,7 +302,7 @@ class EvaluationPlan {
     sent: Map<string, string>,
     enabled: Map<string, Gate | null>,
   ) {
-    this.writes = { done, setValues: [], clearValues: [], sent: [], messages: [], failed: [], now }
+    this.writes = { done, setValues: [], clearValues: [], sent: [], messages: [], failed: [], gated: [], now }
     this.values = values
     this.sent = sent
     this.enabled = enabled
@@ -327,9 +327,10 @@ class EvaluationPlan {
     if (this.failures.size === 0) return this.writes
     const kept = <T extends { computation_id: string }>(rows: T[]) =>
       rows.filter((row) => !this.failures.has(row.computation_id))
-    const { setValues, clearValues, sent, messages } = this.writes
+    const { setValues, clearValues, sent, messages, gated } = this.writes
     return {
       ...this.writes,
+      gated: kept(gated),
       setValues: kept(setValues),
       clearValues: kept(clearValues),
       sent: kept(sent),
@@ -379,7 +380,11 @@ class EvaluationPlan {
     // recorded as sent to it: a later change is judged again.
     const to = candidates.filter((destinationId) => {
       const gate = this.enabled.get(destinationId)
-      return gate == null || passGate(gate, payload).verdict === 'kept'
+      const verdict = gate == null ? 'kept' : passGate(gate, payload).verdict
+      if (verdict !== 'kept') {
+        this.writes.gated.push({ computation_id: id, destination_id: destinationId, verdict })
+      }
+      return verdict === 'kept'
     })
     if (to.length === 0) return
     this.writes.messages.push({

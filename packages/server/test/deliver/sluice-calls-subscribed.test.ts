@@ -20,6 +20,8 @@ for (const backend of backends) {
     let wants: Receiver
     let refuses: Receiver
     const ids = { wants: '', refuses: '' }
+    const filtered = async (id: string) =>
+      (await sluice.api('GET', `/api/v1/destinations/${id}/stats`)).body.filtered as number
 
     before(async () => {
       const database = await backend.database()
@@ -64,6 +66,7 @@ for (const backend of backends) {
     audienceTest(
       'an audience identify goes only to the destination whose subscription matches it',
       async () => {
+        const before = await filtered(ids.refuses)
         const created = await sluice.api('POST', '/api/v1/audiences', {
           name: 'Big Spenders',
           definition: { event: 'Order Completed' },
@@ -83,6 +86,7 @@ for (const backend of backends) {
     )
 
     test('a delete notification goes only to the destination whose subscription matches type = "delete"', async () => {
+      const before = await filtered(ids.refuses)
       const regulation = await sluice.api('POST', '/api/v1/regulations', {
         regulationType: 'DELETE_ONLY',
         subjectType: 'USER_ID',
@@ -104,6 +108,7 @@ for (const backend of backends) {
         [ids.wants],
       )
       assert.equal(refuses.requests.length, 0)
+      assert.equal(await filtered(ids.refuses), before + 1)
     })
   })
 }

@@ -18,6 +18,7 @@ import {
 } from '../../tables/regulations.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
+import { addGatedCounts } from './destinations.ts'
 
 /** `source_id` within the regulation's sources: `$2` is their array, or NULL for every source. */
 const IN_SCOPE = '($2::text[] IS NULL OR source_id = ANY ($2::text[]))'
@@ -61,7 +62,8 @@ async function notify(client: PoolClient, row: RegulationRow, work: RegulationWo
        WHERE d.enabled AND d.type = 'webhooks' FOR KEY SHARE OF d`,
     )
   ).rows
-  const planned = planDeleteNotifications(affected, targets, row.created_at)
+  const { planned, gated } = planDeleteNotifications(affected, targets, row.created_at)
+  await addGatedCounts(client, gated)
   if (planned.length === 0) return 0
   const stored = (
     await client.query<{ pk: string; message_id: string }>(

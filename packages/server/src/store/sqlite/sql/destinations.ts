@@ -4,9 +4,19 @@ import type {
   DestinationsSql,
   GatedCountRow,
 } from '../../tables/destinations.ts'
-import { flag, type SqliteDatabase } from '../database.ts'
+import { flag, placeholders, type SqliteDatabase } from '../database.ts'
 
 /** destinations and destination_sources (their connections to sources). */
+/** Adds to destinations' gated counters, in one statement; inside the caller's transaction. */
+export function addGatedCounts(db: SqliteDatabase, rows: readonly GatedCountRow[]): void {
+  if (rows.length === 0) return
+  db.sql(
+    `INSERT INTO destination_counters (destination_id, shard, filtered, sampled_out) VALUES ${placeholders(rows.length, '(?, 0, ?, ?)')}
+     ON CONFLICT (destination_id, shard) DO UPDATE
+       SET filtered = filtered + excluded.filtered, sampled_out = sampled_out + excluded.sampled_out`,
+  ).run(...rows.flatMap((row) => [row.destination_id, row.filtered, row.sampled_out]))
+}
+
 export function sqliteDestinations(db: SqliteDatabase): DestinationsSql {
   const replaceConnections = (destinationId: string, sourceIds: string[]) => {
     db.sql('DELETE FROM destination_sources WHERE destination_id = ?').run(destinationId)

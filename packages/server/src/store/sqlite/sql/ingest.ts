@@ -10,6 +10,7 @@ import { type Gate, GatedCall, gateOfRow, type RoutingRow } from '../../../route
 import type { IngestSql } from '../../tables/messages.ts'
 import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
 import { dedupeKey } from '../dedupe-key.ts'
+import { addGatedCounts } from './destinations.ts'
 import { addSourceMinutes } from './rollups.ts'
 
 interface RoutingTarget {
@@ -112,17 +113,15 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
     ).map((row) => ({ id: row.id, type: row.type, gate: gateOfRow(row), filtered: 0, sampledOut: 0 }))
 
   /** What the gates kept from each destination in this commit, [filtered, sampledOut]: one statement. */
-  const countGated = (counts: Map<string, [number, number]>): void => {
-    if (counts.size === 0) return
-    const values: SQLInputValue[] = []
-    for (const [destinationId, [filtered, sampledOut]] of counts)
-      values.push(destinationId, filtered, sampledOut)
-    db.sql(
-      `INSERT INTO destination_counters (destination_id, shard, filtered, sampled_out) VALUES ${placeholders(counts.size, '(?, 0, ?, ?)')}
-       ON CONFLICT (destination_id, shard) DO UPDATE
-         SET filtered = filtered + excluded.filtered, sampled_out = sampled_out + excluded.sampled_out`,
-    ).run(...values)
-  }
+  const countGated = (counts: Map<string, [number, number]>): void =>
+    addGatedCounts(
+      db,
+      [...counts].map(([destination_id, [filtered, sampled_out]]) => ({
+        destination_id,
+        filtered,
+        sampled_out,
+      })),
+    )
 
   return (messages, plan, now, duplicatesAfter) => {
     const countAccepted = db.sql(
