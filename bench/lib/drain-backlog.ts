@@ -1,16 +1,20 @@
 // Sluice's delivery rate from a backlog: stores N messages routed to one webhooks destination while
 // the engine is stopped, then starts the engine and times until every delivery is recorded as
 // delivered. Prints JSON on stdout.
-//   node bench/lib/drain-backlog.ts <receiverUrl> <count> <concurrency> [metrics on|off]
+//   node bench/lib/drain-backlog.ts <receiverUrl> <count> <concurrency> [metrics on|off] [classic|mapped]
+// `mapped` gives the destination a subscription every backlog call matches and a 10-field mapping
+// (bench/lib/mapped-settings.ts): what they cost delivery, against `classic` (neither).
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createSluice, loadConfig } from '@sluice/server'
 import { backlogMessages } from './backlog-messages.ts'
+import { MAPPED_SETTINGS } from './mapped-settings.ts'
 import { measureThreadCpu } from './thread-cpu.ts'
 
 const round1 = (value: number) => Math.round(value * 10) / 10
-const [url = '', countArg = '10000', concurrencyArg = '32', metricsArg = 'on'] = process.argv.slice(2)
+const [url = '', countArg = '10000', concurrencyArg = '32', metricsArg = 'on', settingsArg = 'classic'] =
+  process.argv.slice(2)
 const count = Number(countArg)
 const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-drain-'))
 const sluice = await createSluice({
@@ -29,7 +33,11 @@ const destination = await store.createDestination({
   type: 'webhooks',
   enabled: true,
   sourceIds: [source.id],
-  settings: { webhooks: [{ url, headers: {} }], sharedSecret: 'bench-secret' },
+  settings: {
+    webhooks: [{ url, headers: {} }],
+    sharedSecret: 'bench-secret',
+    ...(settingsArg === 'mapped' ? MAPPED_SETTINGS : {}),
+  },
 })
 const now = Date.now()
 for (let offset = 0; offset < count; offset += 1_000) {

@@ -11,6 +11,7 @@ import type { IsolationResult } from '../isolation.ts'
 import type { PostgresResult } from '../postgres.ts'
 import type { PrivacyResult } from '../privacy.ts'
 import type { ProfilesResult } from '../profiles.ts'
+import type { SubscriptionsResult } from '../subscriptions.ts'
 
 export interface Figure {
   figure: string
@@ -615,6 +616,55 @@ const profiles = scenario<ProfilesResult>({
   },
 })
 
+const subscriptions = scenario<SubscriptionsResult>({
+  id: 'subscriptions',
+  title: 'Subscriptions, filters and mappings',
+  script: 'subscriptions.ts',
+  result: 'subscriptions',
+  timeoutMs: (quick) => (quick ? 120_000 : 600_000),
+  summarize(r) {
+    const problems: string[] = []
+    if ((r.ingest?.gatedDeliveries ?? 0) > 0) {
+      problems.push(`${r.ingest?.gatedDeliveries} deliveries created for subscriptions that match nothing`)
+    }
+    if (r.dryRun && r.dryRun.scanned !== r.dryRun.calls) {
+      problems.push(`the dry run scanned ${r.dryRun.scanned} calls, not ${r.dryRun.calls}`)
+    }
+    const classic = r.delivery?.classic ?? []
+    const mapped = r.delivery?.mapped ?? []
+    const middle = (rates: typeof classic) => num(rates[Math.floor(rates.length / 2)]?.perSecond)
+    return {
+      figures: [
+        figure('Deliveries/s with a subscription and a 10-field mapping', middle(mapped), 'deliveries/s', {
+          baseline: { name: 'neither set, same run (ABBA pairs)', value: middle(classic) },
+          ratio: num(r.delivery?.ratio),
+          goal: ratioAtLeast(0.9),
+        }),
+        figure(
+          `Ingest events/s with ${r.ingest?.destinations ?? 20} destinations whose subscriptions match nothing`,
+          num(r.ingest?.gatedEventsPerSecond),
+          'events/s',
+          {
+            baseline: {
+              name: 'no destination connected, same run',
+              value: num(r.ingest?.noneEventsPerSecond),
+            },
+            ratio: num(r.ingest?.ratio),
+            goal: ratioAtLeast(0.97),
+          },
+        ),
+        figure(
+          `Dry run over ${(r.dryRun?.calls ?? 10_000).toLocaleString('en')} stored calls (subscription, 2 filters, 10-field mapping)`,
+          num(r.dryRun?.medianMs),
+          'ms',
+          { goal: atMost(2_000) },
+        ),
+      ],
+      problems,
+    }
+  },
+})
+
 export const SCENARIOS: Scenario[] = [
   ingest,
   footprint,
@@ -625,4 +675,5 @@ export const SCENARIOS: Scenario[] = [
   postgres,
   privacy,
   profiles,
+  subscriptions,
 ]

@@ -40,6 +40,7 @@ import type {
   listDestinationsSchema,
   updateDestinationSchema,
 } from '../manage/destination-schemas.ts'
+import type { dryRunSchema, savedDryRunSchema } from '../manage/dry-run-schemas.ts'
 import type { findProfileSchema, listProfileEventsSchema } from '../manage/profile-schemas.ts'
 import type {
   createRegulationSchema,
@@ -60,6 +61,12 @@ export type {
 export { COMPUTED_TRAIT_KINDS, WHERE_OPERATORS } from '../domain/computed-traits.ts'
 export type { DeliveryStatus } from '../domain/deliveries.ts'
 export { DELIVERY_STATUSES } from '../domain/deliveries.ts'
+export type {
+  DestinationFilter,
+  FilterAction,
+  WebhookMethod,
+} from '../domain/destinations.ts'
+export { FILTER_ACTIONS, WEBHOOK_METHODS } from '../domain/destinations.ts'
 export type { MessageType, StoredMessageType } from '../domain/messages.ts'
 export { MESSAGE_TYPES } from '../domain/messages.ts'
 export type { RegulationStatus, RegulationType } from '../domain/regulations.ts'
@@ -78,7 +85,11 @@ export type {
   DeliveryStatsView as DeliveryStats,
   DeliveryView as Delivery,
 } from '../manage/delivery-schemas.ts'
-export type { DestinationView as Destination } from '../manage/destination-schemas.ts'
+export type {
+  DeliveryPolicySettingsView as DeliveryPolicySettings,
+  DestinationView as Destination,
+} from '../manage/destination-schemas.ts'
+export type { DryRunView as DryRunAnswer } from '../manage/dry-run-schemas.ts'
 export type { ProfileEventView as ProfileEvent, ProfileView as Profile } from '../manage/profile-schemas.ts'
 export type {
   RegulationView as Regulation,
@@ -141,6 +152,10 @@ export type CreateTokenBody = Body<typeof createTokenSchema>
 export type CreateSourceBody = Body<typeof createSourceSchema>
 export type CreateDestinationBody = Body<typeof createDestinationSchema>
 export type UpdateDestinationBody = Body<typeof updateDestinationSchema>
+/** POST /destinations/dry-run: unsaved settings over the sources' recent calls. */
+export type DryRunBody = Body<typeof dryRunSchema>
+/** POST /destinations/{id}/dry-run: the window over the destination's recent calls. */
+export type SavedDryRunBody = Body<typeof savedDryRunSchema>
 export type DeliveryQuery = Query<typeof listDeliveriesSchema>
 export type ReplayQuery = Query<typeof replayDestinationSchema>
 export type SeriesQuery = Query<typeof sourceSeriesSchema>

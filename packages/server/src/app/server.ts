@@ -80,6 +80,7 @@ export async function createSluice(
   const metrics = config.metrics
     ? createMetrics({
         backlog: () => store.deliveryBacklog(),
+        gatedCounts: () => store.gatedCounts(),
         ingestQueue: () => ({ bytes: ingestQueue.bytes, messages: ingestQueue.messages }),
       })
     : NO_METRICS

@@ -5,6 +5,7 @@
  */
 
 import type { DeliveryStore } from '../domain/delivery-store.ts'
+import type { WebhookMethod } from '../domain/destinations.ts'
 import { NotFoundError } from '../domain/errors.ts'
 import { requireDelivery, requireDestination } from '../domain/lookups.ts'
 import type { MessageStore } from '../domain/message-store.ts'
@@ -13,6 +14,7 @@ import { prepareRequest } from './fan-out.ts'
 import { USER_AGENT } from './http-sender.ts'
 
 export interface DeliveryRequest {
+  method: WebhookMethod
   /** The body exactly as sent (UTF-8 JSON text). */
   body: string
   requests: {
@@ -46,6 +48,7 @@ export async function deliveryRequest(
   }
   if (prepared.signature !== undefined) sluiceHeaders['X-Signature'] = prepared.signature
   return {
+    method: prepared.method,
     body: prepared.body.toString('utf8'),
     requests: destination.settings.webhooks.map(({ url, headers }) => ({
       url,

@@ -3,8 +3,10 @@
  * the same bytes are POSTed to every URL still open, in parallel (a retry sends exactly what the
  * first attempt signed). What the results mean is decided in delivery-outcome.ts.
  */
-import type { WebhooksSettings } from '../domain/destinations.ts'
+import type { WebhookMethod, WebhooksSettings } from '../domain/destinations.ts'
+import { editedCall } from '../route/gates.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
+import { applyMapping } from './mapping.ts'
 import { serializeMessage, shapeMessage } from './shape.ts'
 import { signBody, signingKey } from './signing.ts'
 
@@ -12,16 +14,32 @@ export interface PreparedRequest {
   /** The exact bytes sent, and signed. */
   body: Buffer
   signature: string | undefined
+  method: WebhookMethod
 }
 
-/** Shapes and serializes a stored message once; throws when it cannot be shaped. */
+/**
+ * The body a destination gets for a stored message: the call as its field rules leave it, then its
+ * mapping's result, or the documented shape when it has no mapping. Throws when the message cannot be
+ * shaped or the mapping fails on it (the delivery engine then fails that delivery alone, with the reason).
+ */
+export function deliveredBody(payload: Record<string, unknown>, settings: WebhooksSettings): Buffer {
+  const call = editedCall(settings, payload)
+  if (settings.mapping === undefined) return serializeMessage(shapeMessage(call))
+  return Buffer.from(JSON.stringify(applyMapping(settings.mapping, call)), 'utf8')
+}
+
+/** Shapes (or maps) and serializes a stored message once; throws when that fails. */
 export function prepareRequest(
   payload: Record<string, unknown>,
   settings: WebhooksSettings,
 ): PreparedRequest {
-  const body = serializeMessage(shapeMessage(payload))
+  const body = deliveredBody(payload, settings)
   const secret = settings.sharedSecret
-  return { body, signature: secret ? signBody(body, signingKey(secret)) : undefined }
+  return {
+    body,
+    signature: secret ? signBody(body, signingKey(secret)) : undefined,
+    method: settings.method ?? 'POST',
+  }
 }
 
 /** POSTs to every configured URL not in `closedUrls`, in parallel; one result per URL. */
@@ -39,6 +57,7 @@ export function sendToOpenUrls(
         headers: webhook.headers,
         body: request.body,
         signature: request.signature,
+        method: request.method,
       }),
     ),
   )

@@ -71,6 +71,10 @@ export interface DeliveryStats {
   /** Over the destination's last `LATENCY_SAMPLE` attempts; null when there are none. */
   latencyP50Ms: number | null
   latencyP95Ms: number | null
+  /** Calls its subscription or a `drop` filter kept from it (no delivery was created). */
+  filtered: number
+  /** Calls a `sample` filter left out (no delivery was created). */
+  sampledOut: number
 }
 
 /** Latency percentiles are taken over this many of a destination's most recent attempts. */
@@ -85,6 +89,8 @@ export const NO_DELIVERIES_YET: Readonly<DeliveryStats> = Object.freeze({
   deadLettered: 0,
   latencyP50Ms: null,
   latencyP95Ms: null,
+  filtered: 0,
+  sampledOut: 0,
 })
 
 export function deliveryNotFound(id: number): NotFoundError {

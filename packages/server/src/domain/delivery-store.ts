@@ -71,6 +71,13 @@ export interface DestinationBacklog {
   oldestDueAt: number | null
 }
 
+/** What a destination's subscription and filters kept from it so far (every destination that has any). */
+export interface DestinationGatedCounts {
+  destinationId: string
+  filtered: number
+  sampledOut: number
+}
+
 /** Which deliveries a count covers; every one when empty. */
 export interface DeliveryCountFilter {
   destinationId?: string
@@ -139,4 +146,6 @@ export interface DeliveryStore {
   deliveryStats(destinationId: string): Promise<DeliveryStats>
   /** Pending and retrying counts and the earliest due time, for every destination that has any. */
   deliveryBacklog(): Promise<DestinationBacklog[]>
+  /** The filtered and sampled-out counts of every destination that has any (the metrics). */
+  gatedCounts(): Promise<DestinationGatedCounts[]>
 }

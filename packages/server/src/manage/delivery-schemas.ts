@@ -34,7 +34,17 @@ const RETRY_WINDOW_HOURS = DEFAULT_RETRY_SETTINGS.windowMs / 3_600_000
 /** Delivery counters of one destination; every destination view carries them too. */
 export const deliveryStatsSchema = {
   type: 'object',
-  required: ['pending', 'retrying', 'delivered', 'failed', 'deadLettered', 'latencyP50Ms', 'latencyP95Ms'],
+  required: [
+    'pending',
+    'retrying',
+    'delivered',
+    'failed',
+    'deadLettered',
+    'latencyP50Ms',
+    'latencyP95Ms',
+    'filtered',
+    'sampledOut',
+  ],
   properties: {
     pending: { type: 'integer', description: 'Deliveries not attempted yet.' },
     retrying: {
@@ -59,6 +69,15 @@ export const deliveryStatsSchema = {
     latencyP95Ms: {
       type: ['number', 'null'],
       description: `95th percentile request latency over the last ${thousands(LATENCY_SAMPLE)} attempts; null before the first.`,
+    },
+    filtered: {
+      type: 'integer',
+      description:
+        'Calls the subscription or a `drop` filter kept from this destination; no delivery was created.',
+    },
+    sampledOut: {
+      type: 'integer',
+      description: 'Calls a `sample` filter left out; no delivery was created.',
     },
   },
 } as const
@@ -254,8 +273,13 @@ export const deliveryRequestSchema = {
     200: {
       description: 'The request as sent.',
       type: 'object',
-      required: ['body', 'requests'],
+      required: ['method', 'body', 'requests'],
       properties: {
+        method: {
+          type: 'string',
+          enum: ['POST', 'PUT', 'PATCH'],
+          description: 'The HTTP method (settings.method).',
+        },
         body: { type: 'string', description: 'The JSON body, as sent and signed.' },
         requests: {
           type: 'array',

@@ -5,6 +5,7 @@
  * hold the product's rules and are shared with the CLI), and render the answer.
  */
 import type { FastifyPluginAsync } from 'fastify'
+import { DryRunService } from '../deliver/dry-run.ts'
 import { TestEventService, type TestSender } from '../deliver/test-event.ts'
 import { AudienceService } from '../domain/audience-service.ts'
 import { ComputedTraitService } from '../domain/computed-trait-service.ts'
@@ -22,6 +23,7 @@ import { requireAccess } from './auth.ts'
 import { computedTraitEndpoints } from './computed-trait-endpoints.ts'
 import { deliveryEndpoints } from './delivery-endpoints.ts'
 import { destinationEndpoints } from './destination-endpoints.ts'
+import { dryRunEndpoints } from './dry-run-endpoints.ts'
 import { liveEndpoints } from './live-endpoints.ts'
 import { profileEndpoints } from './profile-endpoints.ts'
 import { regulationEndpoints } from './regulation-endpoints.ts'
@@ -75,6 +77,7 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
       destinations: new DestinationService(store),
       allowPrivateDestinations,
     })
+    await protectedApi.register(dryRunEndpoints, { dryRuns: new DryRunService(store) })
     await protectedApi.register(deliveryEndpoints, {
       store,
       deliveries: new DeliveryService(store),

@@ -12,6 +12,7 @@ import type { AudienceWithSize } from '../domain/audience-service.ts'
 import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
+import type { Destination } from '../domain/destinations.ts'
 import type { Profile, ProfileEvent } from '../domain/profiles.ts'
 import type { Regulation, Suppression } from '../domain/regulations.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
@@ -26,7 +27,7 @@ import type {
   DeliveryStatsView,
   DeliveryView,
 } from './delivery-schemas.ts'
-import type { DestinationView } from './destination-schemas.ts'
+import type { DeliveryPolicySettingsView, DestinationView } from './destination-schemas.ts'
 import type { ProfileEventView, ProfileView } from './profile-schemas.ts'
 import type { RegulationView, SuppressionView } from './regulation-schemas.ts'
 import type { SourceView } from './source-schemas.ts'
@@ -90,6 +91,7 @@ function staticHeaderValues(headers: Record<string, string>, revealSecrets: bool
 
 export function deliveryRequestView(request: DeliveryRequest, revealSecrets: boolean): DeliveryRequestView {
   return {
+    method: request.method,
     body: request.body,
     requests: request.requests.map(({ url, staticHeaders, sluiceHeaders }) => ({
       url: shownUrl(url, revealSecrets),
@@ -114,11 +116,22 @@ export function destinationView(
         headers: staticHeaderValues(headers, revealSecrets),
       })),
       sharedSecretSet: destination.settings.sharedSecret !== null,
+      ...deliveryPolicyView(destination.settings),
     },
     createdAt: iso(destination.createdAt),
     updatedAt: iso(destination.updatedAt),
     stats: statsView(stats),
   }
+}
+
+/** The optional delivery settings, shown as saved (none of them holds a secret); unset ones are left out. */
+function deliveryPolicyView(settings: Destination['settings']): DeliveryPolicySettingsView {
+  const view: DeliveryPolicySettingsView = {}
+  if (settings.subscription !== undefined) view.subscription = settings.subscription
+  if (settings.filters !== undefined) view.filters = settings.filters.map((filter) => ({ ...filter }))
+  if (settings.mapping !== undefined) view.mapping = settings.mapping
+  if (settings.method !== undefined) view.method = settings.method
+  return view
 }
 
 export function statsView(stats: DeliveryStats): DeliveryStatsView {
@@ -130,6 +143,8 @@ export function statsView(stats: DeliveryStats): DeliveryStatsView {
     deadLettered: stats.deadLettered,
     latencyP50Ms: stats.latencyP50Ms,
     latencyP95Ms: stats.latencyP95Ms,
+    filtered: stats.filtered,
+    sampledOut: stats.sampledOut,
   }
 }
 

@@ -12,7 +12,7 @@
  * URLs, so every label set stays bounded by what the operator configured.
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
-import type { DeliveryOutcome, DestinationBacklog } from '../domain/delivery-store.ts'
+import type { DeliveryOutcome, DestinationBacklog, DestinationGatedCounts } from '../domain/delivery-store.ts'
 import { ScrapedCounter, ScrapedHistogram, type ScrapedMetric } from './scraped-metrics.ts'
 
 /** Why calls were refused, as the `reason` label of `sluice_calls_rejected_total`. */
@@ -59,6 +59,8 @@ export interface MetricsOptions {
   backlog: (now: number) => Promise<DestinationBacklog[]>
   /** How long a backlog reading serves scrapes. Default 5 s: the queries are cheap, not free. */
   backlogCacheMs?: number
+  /** Reads what destinations' subscriptions and filters kept out, at scrape time (cached as the backlog). */
+  gatedCounts?: () => Promise<DestinationGatedCounts[]>
   /** The in-flight ingest queue, read at scrape time. */
   ingestQueue: () => { bytes: number; messages: number }
 }
@@ -148,7 +150,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     outcomes: { duration: commitDuration.child('outcomes'), size: commitSize.child('outcomes') },
   }
 
-  const backlog = new BacklogReader(options.backlog, options.backlogCacheMs ?? 5_000)
+  const backlog = new CachedReader(options.backlog, options.backlogCacheMs ?? 5_000)
   new Gauge({
     name: 'sluice_delivery_backlog',
     help: 'Deliveries waiting, per destination and state (pending, retrying), from the shared store.',
@@ -173,6 +175,23 @@ export function createMetrics(options: MetricsOptions): Metrics {
       for (const row of await backlog.read()) {
         const age = row.oldestDueAt === null ? 0 : Math.max(0, now - row.oldestDueAt) / 1000
         this.labels(row.destinationId).set(age)
+      }
+    },
+  })
+  const gated = new CachedReader(
+    async () => (await options.gatedCounts?.()) ?? [],
+    options.backlogCacheMs ?? 5_000,
+  )
+  new Counter({
+    name: 'sluice_destination_calls_gated_total',
+    help: "Calls a destination's subscription or filters kept from it, without a delivery, per destination and reason (filtered, sampled_out), from the shared store.",
+    labelNames: ['destination', 'reason'] as const,
+    registers,
+    async collect() {
+      this.reset()
+      for (const row of await gated.read()) {
+        this.labels(row.destinationId, 'filtered').inc(row.filtered)
+        this.labels(row.destinationId, 'sampled_out').inc(row.sampledOut)
       }
     },
   })
@@ -254,18 +273,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
   }
 }
 
-/** The backlog query's last answer, kept for `ttlMs`; concurrent scrapes share one query. */
-class BacklogReader {
-  private cached: { at: number; rows: Promise<DestinationBacklog[]> } | undefined
-  private readonly query: (now: number) => Promise<DestinationBacklog[]>
+/** A store query's last answer, kept for `ttlMs`; concurrent scrapes share one query. */
+class CachedReader<Row> {
+  private cached: { at: number; rows: Promise<Row[]> } | undefined
+  private readonly query: (now: number) => Promise<Row[]>
   private readonly ttlMs: number
 
-  constructor(query: (now: number) => Promise<DestinationBacklog[]>, ttlMs: number) {
+  constructor(query: (now: number) => Promise<Row[]>, ttlMs: number) {
     this.query = query
     this.ttlMs = ttlMs
   }
 
-  read(): Promise<DestinationBacklog[]> {
+  read(): Promise<Row[]> {
     const now = Date.now()
     if (!this.cached || now - this.cached.at >= this.ttlMs) {
       const rows = this.query(now).catch(() => {

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto'
 import { type Audience, type AudienceNode, eventLeaves } from '../domain/audiences.ts'
 import type { ComputedTrait } from '../domain/computed-traits.ts'
+import { type Gate, gateOf, passGate } from '../route/gates.ts'
 import type { ProfileSql } from '../store/core/profile-rules.ts'
 import type { ComputationClass, EvaluationWrites, MarkedEventRow } from '../store/tables/computations.ts'
 import type { AggregateScope, CallFacts } from './aggregate.ts'
@@ -85,7 +86,10 @@ export async function evaluateQueued(
       row.value,
     ]),
   )
-  const enabled = new Set((await context.destinations()).filter((d) => d.enabled).map((d) => d.id))
+  // Each enabled destination with its subscription and filters: they judge the identify calls too.
+  const enabled = new Map(
+    (await context.destinations()).filter((d) => d.enabled).map((d) => [d.id, gateOf(d.settings)] as const),
+  )
   const plan = new EvaluationPlan(dirty, now, values, sent, enabled)
   for (const profileId of profileIds) {
     const identities = identitiesOf.get(profileId) ?? []
@@ -289,16 +293,16 @@ class EvaluationPlan {
   private readonly failures = new Map<string, string>()
   private readonly values: Map<string, string>
   private readonly sent: Map<string, string>
-  private readonly enabled: Set<string>
+  private readonly enabled: Map<string, Gate | null>
 
   constructor(
     done: EvaluationWrites['done'],
     now: number,
     values: Map<string, string>,
     sent: Map<string, string>,
-    enabled: Set<string>,
+    enabled: Map<string, Gate | null>,
   ) {
-    this.writes = { done, setValues: [], clearValues: [], sent: [], messages: [], failed: [], now }
+    this.writes = { done, setValues: [], clearValues: [], sent: [], messages: [], failed: [], gated: [], now }
     this.values = values
     this.sent = sent
     this.enabled = enabled
@@ -323,9 +327,10 @@ class EvaluationPlan {
     if (this.failures.size === 0) return this.writes
     const kept = <T extends { computation_id: string }>(rows: T[]) =>
       rows.filter((row) => !this.failures.has(row.computation_id))
-    const { setValues, clearValues, sent, messages } = this.writes
+    const { setValues, clearValues, sent, messages, gated } = this.writes
     return {
       ...this.writes,
+      gated: kept(gated),
       setValues: kept(setValues),
       clearValues: kept(clearValues),
       sent: kept(sent),
@@ -345,11 +350,11 @@ class EvaluationPlan {
     const sentText = JSON.stringify(sentValue)
     // Nothing was sent yet: only a value (for an audience, membership) is worth a first identify.
     const first = value !== null
-    const to = computation.destinationIds.filter((destinationId) => {
+    const candidates = computation.destinationIds.filter((destinationId) => {
       const last = this.sent.get(`${id} ${destinationId} ${profileId}`)
       return this.enabled.has(destinationId) && (last === undefined ? first : last !== sentText)
     })
-    if (to.length === 0) return
+    if (candidates.length === 0) return
     const messageId = randomUUID()
     const at = new Date(this.writes.now).toISOString()
     const payload = {
@@ -371,6 +376,17 @@ class EvaluationPlan {
       receivedAt: at,
       sentAt: at,
     }
+    // A destination whose subscription or filters keep this call out does not get it, and nothing is
+    // recorded as sent to it: a later change is judged again.
+    const to = candidates.filter((destinationId) => {
+      const gate = this.enabled.get(destinationId)
+      const verdict = gate == null ? 'kept' : passGate(gate, payload).verdict
+      if (verdict !== 'kept') {
+        this.writes.gated.push({ computation_id: id, destination_id: destinationId, verdict })
+      }
+      return verdict === 'kept'
+    })
+    if (to.length === 0) return
     this.writes.messages.push({
       computation_id: id,
       message_id: messageId,

@@ -11,6 +11,7 @@ import type {
   DeliveryOutcome,
   DeliveryStore,
   DestinationBacklog,
+  DestinationGatedCounts,
   DestinationPatch,
   NewDestination,
   ReplayFilter,
@@ -149,10 +150,23 @@ export class DeliveriesCore implements DeliveryStore {
   }
 
   async deliveryStats(destinationId: string): Promise<DeliveryStats> {
-    return toDeliveryStats(
-      await this.#sql.deliveries.countByState(destinationId),
-      await this.#sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
-    )
+    const [gated] = await this.#sql.destinations.gatedCounts(destinationId)
+    return {
+      ...toDeliveryStats(
+        await this.#sql.deliveries.countByState(destinationId),
+        await this.#sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
+      ),
+      filtered: Number(gated?.filtered ?? 0),
+      sampledOut: Number(gated?.sampled_out ?? 0),
+    }
+  }
+
+  async gatedCounts(): Promise<DestinationGatedCounts[]> {
+    return (await this.#sql.destinations.gatedCounts()).map((row) => ({
+      destinationId: row.destination_id,
+      filtered: Number(row.filtered),
+      sampledOut: Number(row.sampled_out),
+    }))
   }
 
   async deliveryBacklog(): Promise<DestinationBacklog[]> {

@@ -18,6 +18,31 @@ export interface ConnectionRow {
   source_id: string
 }
 
+/** What a destination's subscription and filters kept from it (destination_counters, summed over shards). */
+export interface GatedCountRow {
+  destination_id: string
+  filtered: number
+  sampled_out: number
+}
+
+/** One call a destination's subscription or filters kept out (route/gates.ts). */
+export interface GatedCall {
+  destination_id: string
+  verdict: 'filtered' | 'sampledOut'
+}
+
+/** Gated calls summed per destination, in destination order (a stable lock order). */
+export function sumGatedCalls(calls: readonly GatedCall[]): GatedCountRow[] {
+  const sums = new Map<string, GatedCountRow>()
+  for (const { destination_id, verdict } of calls) {
+    const row = sums.get(destination_id) ?? { destination_id, filtered: 0, sampled_out: 0 }
+    if (verdict === 'filtered') row.filtered++
+    else row.sampled_out++
+    sums.set(destination_id, row)
+  }
+  return [...sums.values()].sort((a, b) => (a.destination_id < b.destination_id ? -1 : 1))
+}
+
 /** Fields left null are kept as they are. */
 export interface DestinationChange {
   name: string | null
@@ -40,6 +65,8 @@ export interface DestinationsSql {
   update(id: string, change: DestinationChange, sourceIds: string[] | undefined): Awaitable<boolean>
   /** The destination with its connections, deliveries and attempts. */
   delete(id: string): Awaitable<boolean>
+  /** Of one destination, or of every destination that has any. */
+  gatedCounts(destinationId?: string): Awaitable<GatedCountRow[]>
 }
 
 /** Destinations with their connected source ids (in the order the connection rows come). */

@@ -1,7 +1,14 @@
+import { randomInt } from 'node:crypto'
 import type { PoolClient } from 'pg'
-import type { ConnectionRow, DestinationRow, DestinationsSql } from '../../tables/destinations.ts'
+import type {
+  ConnectionRow,
+  DestinationRow,
+  DestinationsSql,
+  GatedCountRow,
+} from '../../tables/destinations.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
+import { COUNTER_SHARDS } from './sources.ts'
 
 /** Replaces a destination's connections; unknown source ids are skipped (as SQLite's INSERT OR IGNORE… FK). */
 async function replaceConnections(
@@ -20,6 +27,23 @@ async function replaceConnections(
 }
 
 /** destinations and destination_sources (their connections to sources) on PostgreSQL. */
+/** Adds to destinations' gated counters (a random shard), inside the caller's transaction. */
+export async function addGatedCounts(client: PoolClient, rows: readonly GatedCountRow[]): Promise<void> {
+  if (rows.length === 0) return
+  await client.query(
+    `INSERT INTO destination_counters AS g (destination_id, shard, filtered, sampled_out)
+       SELECT id, $4, filtered, sampled_out FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS r(id, filtered, sampled_out)
+     ON CONFLICT (destination_id, shard) DO UPDATE
+       SET filtered = g.filtered + EXCLUDED.filtered, sampled_out = g.sampled_out + EXCLUDED.sampled_out`,
+    [
+      rows.map((row) => row.destination_id),
+      rows.map((row) => row.filtered),
+      rows.map((row) => row.sampled_out),
+      randomInt(COUNTER_SHARDS),
+    ],
+  )
+}
+
 export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
   return {
     insert: (row, sourceIds) =>
@@ -33,6 +57,15 @@ export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
     list: () => db.query<DestinationRow>('SELECT * FROM destinations ORDER BY created_at, id'),
     get: async (id) =>
       (await db.query<DestinationRow>('SELECT * FROM destinations WHERE id = $1', [pgText(id)]))[0],
+    gatedCounts: (destinationId) =>
+      destinationId === undefined
+        ? db.query<GatedCountRow>(
+            'SELECT destination_id, sum(filtered)::float8 AS filtered, sum(sampled_out)::float8 AS sampled_out FROM destination_counters GROUP BY destination_id',
+          )
+        : db.query<GatedCountRow>(
+            'SELECT destination_id, sum(filtered)::float8 AS filtered, sum(sampled_out)::float8 AS sampled_out FROM destination_counters WHERE destination_id = $1 GROUP BY destination_id',
+            [pgText(destinationId)],
+          ),
     connections: (destinationId) =>
       destinationId === undefined
         ? db.query<ConnectionRow>(

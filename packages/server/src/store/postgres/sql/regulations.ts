@@ -18,6 +18,7 @@ import {
 } from '../../tables/regulations.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
+import { addGatedCounts } from './destinations.ts'
 
 /** `source_id` within the regulation's sources: `$2` is their array, or NULL for every source. */
 const IN_SCOPE = '($2::text[] IS NULL OR source_id = ANY ($2::text[]))'
@@ -57,11 +58,12 @@ async function notify(client: PoolClient, row: RegulationRow, work: RegulationWo
   // FOR KEY SHARE: a destination deleted meanwhile waits for this transaction (there is no FK).
   const targets = (
     await client.query<NotificationTargetRow>(
-      `SELECT ds.destination_id, ds.source_id FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+      `SELECT ds.destination_id, ds.source_id, d.settings, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
        WHERE d.enabled AND d.type = 'webhooks' FOR KEY SHARE OF d`,
     )
   ).rows
-  const planned = planDeleteNotifications(affected, targets, row.created_at)
+  const { planned, gated } = planDeleteNotifications(affected, targets, row.created_at)
+  await addGatedCounts(client, gated)
   if (planned.length === 0) return 0
   const stored = (
     await client.query<{ pk: string; message_id: string }>(

@@ -1,7 +1,22 @@
-import type { ConnectionRow, DestinationRow, DestinationsSql } from '../../tables/destinations.ts'
-import { flag, type SqliteDatabase } from '../database.ts'
+import type {
+  ConnectionRow,
+  DestinationRow,
+  DestinationsSql,
+  GatedCountRow,
+} from '../../tables/destinations.ts'
+import { flag, placeholders, type SqliteDatabase } from '../database.ts'
 
 /** destinations and destination_sources (their connections to sources). */
+/** Adds to destinations' gated counters, in one statement; inside the caller's transaction. */
+export function addGatedCounts(db: SqliteDatabase, rows: readonly GatedCountRow[]): void {
+  if (rows.length === 0) return
+  db.sql(
+    `INSERT INTO destination_counters (destination_id, shard, filtered, sampled_out) VALUES ${placeholders(rows.length, '(?, 0, ?, ?)')}
+     ON CONFLICT (destination_id, shard) DO UPDATE
+       SET filtered = filtered + excluded.filtered, sampled_out = sampled_out + excluded.sampled_out`,
+  ).run(...rows.flatMap((row) => [row.destination_id, row.filtered, row.sampled_out]))
+}
+
 export function sqliteDestinations(db: SqliteDatabase): DestinationsSql {
   const replaceConnections = (destinationId: string, sourceIds: string[]) => {
     db.sql('DELETE FROM destination_sources WHERE destination_id = ?').run(destinationId)
@@ -23,6 +38,18 @@ export function sqliteDestinations(db: SqliteDatabase): DestinationsSql {
     list: () =>
       db.sql('SELECT * FROM destinations ORDER BY created_at, id').all() as unknown as DestinationRow[],
     get: (id) => db.sql('SELECT * FROM destinations WHERE id = ?').get(id) as DestinationRow | undefined,
+    gatedCounts: (destinationId) =>
+      (destinationId === undefined
+        ? db
+            .sql(
+              'SELECT destination_id, SUM(filtered) AS filtered, SUM(sampled_out) AS sampled_out FROM destination_counters GROUP BY destination_id',
+            )
+            .all()
+        : db
+            .sql(
+              'SELECT destination_id, SUM(filtered) AS filtered, SUM(sampled_out) AS sampled_out FROM destination_counters WHERE destination_id = ? GROUP BY destination_id',
+            )
+            .all(destinationId)) as unknown as GatedCountRow[],
     connections: (destinationId) =>
       (destinationId === undefined
         ? db.sql('SELECT destination_id, source_id FROM destination_sources ORDER BY source_id').all()

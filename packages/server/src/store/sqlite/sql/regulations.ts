@@ -13,6 +13,7 @@ import {
   type SuppressionRow,
 } from '../../tables/regulations.ts'
 import { flag, type SqliteDatabase } from '../database.ts'
+import { addGatedCounts } from './destinations.ts'
 
 /** `source_id` within the regulation's sources: `?` is their JSON array, or NULL for every source. */
 const IN_SCOPE = '(?1 IS NULL OR source_id IN (SELECT value FROM json_each(?1)))'
@@ -66,7 +67,7 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
     if (affected.length === 0) return 0
     const targets = db
       .sql(
-        `SELECT ds.destination_id, ds.source_id FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+        `SELECT ds.destination_id, ds.source_id, d.settings, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
          WHERE d.enabled = 1 AND d.type = 'webhooks'`,
       )
       .all() as unknown as NotificationTargetRow[]
@@ -81,7 +82,9 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
       'INSERT INTO regulation_deliveries (regulation_id, delivery_id, destination_id) VALUES (?, ?, ?)',
     )
     let queued = 0
-    planDeleteNotifications(affected, targets, row.created_at).forEach((planned, index) => {
+    const { planned: notifications, gated } = planDeleteNotifications(affected, targets, row.created_at)
+    addGatedCounts(db, gated)
+    notifications.forEach((planned, index) => {
       const now = row.created_at
       const messagePk = insertMessage.run(
         planned.sourceId,
