@@ -24,6 +24,29 @@ export function prepareRequest(
   return { body, signature: secret ? signBody(body, signingKey(secret)) : undefined }
 }
 
+/**
+ * A batch's request: its members' shaped messages as one JSON array, in member order, signed over
+ * the whole array. Throws when a member cannot be shaped.
+ */
+export function prepareBatchRequest(
+  payloads: readonly Record<string, unknown>[],
+  settings: WebhooksSettings,
+): PreparedRequest {
+  const parts: Buffer[] = [OPEN_BRACKET]
+  for (const [i, payload] of payloads.entries()) {
+    if (i > 0) parts.push(COMMA)
+    parts.push(serializeMessage(shapeMessage(payload)))
+  }
+  parts.push(CLOSE_BRACKET)
+  const body = Buffer.concat(parts)
+  const secret = settings.sharedSecret
+  return { body, signature: secret ? signBody(body, signingKey(secret)) : undefined }
+}
+
+const OPEN_BRACKET = Buffer.from('[')
+const COMMA = Buffer.from(',')
+const CLOSE_BRACKET = Buffer.from(']')
+
 /** POSTs to every configured URL not in `closedUrls`, in parallel; one result per URL. */
 export function sendToOpenUrls(
   sender: WebhookSender,

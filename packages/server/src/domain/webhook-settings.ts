@@ -14,7 +14,7 @@
 
 import { isJsonObject } from '../lib/json-object.ts'
 import { escapePointerToken, fieldLabel } from '../lib/json-pointer.ts'
-import type { WebhookEndpoint, WebhooksSettings } from './destinations.ts'
+import type { BatchingSettings, WebhookEndpoint, WebhooksSettings } from './destinations.ts'
 import { ValidationError } from './errors.ts'
 
 export const WEBHOOKS_LIMITS = {
@@ -25,6 +25,13 @@ export const WEBHOOKS_LIMITS = {
   maxHeaderNameLength: 256,
   maxHeaderValueBytes: 4096,
   maxSecretBytes: 1024,
+} as const
+
+/** The ranges of `settings.batching`. */
+export const BATCHING_LIMITS = {
+  maxEvents: { min: 1, max: 1000 },
+  maxBytes: { min: 1, max: 512_000 },
+  maxWaitMs: { min: 0, max: 60_000 },
 } as const
 
 /**
@@ -67,7 +74,7 @@ export function validateWebhooksSettings(input: unknown, current?: WebhooksSetti
       'settings must be an object such as {"webhooks": [{"url": "https://example.com/hooks"}]}.',
     )
   }
-  refuseUnknownMembers(input, field, ['webhooks', 'sharedSecret'])
+  refuseUnknownMembers(input, field, ['webhooks', 'sharedSecret', 'batching'])
 
   const webhooks =
     input.webhooks === undefined && current
@@ -77,7 +84,43 @@ export function validateWebhooksSettings(input: unknown, current?: WebhooksSetti
     input.sharedSecret === undefined
       ? (current?.sharedSecret ?? null)
       : validateSharedSecret(input.sharedSecret, `${field}/sharedSecret`)
-  return { webhooks, sharedSecret }
+  const batching =
+    input.batching === undefined
+      ? current?.batching
+      : validateBatching(input.batching, `${field}/batching`)
+  return batching === undefined ? { webhooks, sharedSecret } : { webhooks, sharedSecret, batching }
+}
+
+/** `null` turns batching off (one message per request again). */
+function validateBatching(value: unknown, field: string): BatchingSettings | undefined {
+  if (value === null) return undefined
+  const example = '{"maxEvents": 100, "maxBytes": 512000, "maxWaitMs": 1000}'
+  if (!isJsonObject(value)) {
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} must be an object such as ${example}, or null to send one message per request.`,
+    )
+  }
+  refuseUnknownMembers(value, field, Object.keys(BATCHING_LIMITS))
+  const limit = (name: keyof typeof BATCHING_LIMITS): number => {
+    const { min, max } = BATCHING_LIMITS[name]
+    const member = value[name]
+    const memberField = `${field}/${name}`
+    if (member === undefined) {
+      throw new ValidationError(
+        memberField,
+        `${fieldLabel(memberField)} is required: a whole number from ${min} to ${max}, as in ${example}.`,
+      )
+    }
+    if (typeof member !== 'number' || !Number.isInteger(member) || member < min || member > max) {
+      throw new ValidationError(
+        memberField,
+        `${fieldLabel(memberField)} is ${JSON.stringify(member)}; it must be a whole number from ${min} to ${max}.`,
+      )
+    }
+    return member
+  }
+  return { maxEvents: limit('maxEvents'), maxBytes: limit('maxBytes'), maxWaitMs: limit('maxWaitMs') }
 }
 
 function validateWebhooks(value: unknown, field: string): WebhookEndpoint[] {

@@ -5,7 +5,7 @@
  */
 
 import { DESTINATION_TYPES } from '../domain/destinations.ts'
-import { RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../domain/webhook-settings.ts'
+import { BATCHING_LIMITS, RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../domain/webhook-settings.ts'
 import {
   ADMIN_SECURITY,
   authErrors,
@@ -55,7 +55,39 @@ const sharedSecretInput = {
     'Omit to keep the current secret; `null` removes it.',
 } as const
 
-const settingsProperties = { webhooks: webhooksInput, sharedSecret: sharedSecretInput } as const
+const batchingLimit = (name: keyof typeof BATCHING_LIMITS, description: string) =>
+  ({
+    type: 'integer',
+    description: `${description} ${BATCHING_LIMITS[name].min} to ${BATCHING_LIMITS[name].max}.`,
+  }) as const
+
+const batchingProperties = {
+  maxEvents: batchingLimit('maxEvents', 'Most messages in one request:'),
+  maxBytes: batchingLimit('maxBytes', 'Most bytes in one request body (a single larger message goes alone):'),
+  maxWaitMs: batchingLimit('maxWaitMs', 'Longest the oldest message waits for its batch to fill, in ms:'),
+} as const
+
+const batching = {
+  type: 'object',
+  required: ['maxEvents', 'maxBytes', 'maxWaitMs'],
+  properties: batchingProperties,
+} as const
+
+const batchingInput = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: batchingProperties,
+  description:
+    'Send several messages per request, as a JSON array, flushed when `maxEvents` or `maxBytes` is reached or the oldest ' +
+    'waited `maxWaitMs`. A batch is signed, retried, dead-lettered and replayed as a unit. Omit to keep the current ' +
+    'batching; `null` turns it off (one message per request).',
+} as const
+
+const settingsProperties = {
+  webhooks: webhooksInput,
+  sharedSecret: sharedSecretInput,
+  batching: batchingInput,
+} as const
 
 const destination = {
   type: 'object',
@@ -89,6 +121,7 @@ const destination = {
           type: 'boolean',
           description: 'Whether a shared secret is set; the secret itself is never shown.',
         },
+        batching: { ...batching, description: 'Present when messages are sent in batches.' },
       },
     },
     createdAt: timestamp,
