@@ -85,9 +85,7 @@ export function validateWebhooksSettings(input: unknown, current?: WebhooksSetti
       ? (current?.sharedSecret ?? null)
       : validateSharedSecret(input.sharedSecret, `${field}/sharedSecret`)
   const batching =
-    input.batching === undefined
-      ? current?.batching
-      : validateBatching(input.batching, `${field}/batching`)
+    input.batching === undefined ? current?.batching : validateBatching(input.batching, `${field}/batching`)
   return batching === undefined ? { webhooks, sharedSecret } : { webhooks, sharedSecret, batching }
 }
 

@@ -150,7 +150,7 @@ const delivery = {
     batchId: {
       type: ['integer', 'null'],
       description:
-        'The batch this message is sent in, when its destination batches: status, attempts and replays are the batch\'s. ' +
+        "The batch this message is sent in, when its destination batches: status, attempts and replays are the batch's. " +
         'Null when it is sent alone, or not yet put in a batch.',
     },
     nextAttemptAt: { ...nullableTimestamp, description: 'When the next attempt is due; null once final.' },

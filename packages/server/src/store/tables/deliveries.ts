@@ -207,9 +207,7 @@ export function toDeliveries(
       createdAt: row.created_at,
       updatedAt: row.updated_at,
       attempts:
-        batched.length === 0
-          ? own
-          : [...own, ...batched].sort((a, b) => a.attemptedAt - b.attemptedAt),
+        batched.length === 0 ? own : [...own, ...batched].sort((a, b) => a.attemptedAt - b.attemptedAt),
     }
   })
 }

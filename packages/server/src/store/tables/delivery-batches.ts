@@ -6,7 +6,7 @@
 import type { DeliveryAttempt } from '../../domain/deliveries.ts'
 import type { BatchCandidate, BatchOutcome, ClaimedBatch } from '../../domain/delivery-store.ts'
 import type { AttemptRow } from './attempts.ts'
-import { type ClaimRow, toClaimedDeliveries } from './deliveries.ts'
+import { type ClaimRow, type OutcomeRow, toClaimedDeliveries, toOutcomeRows } from './deliveries.ts'
 import type { Awaitable } from './sql-types.ts'
 
 /** A due delivery in no batch yet, with its message. */
@@ -28,15 +28,7 @@ export interface BatchClaimRow {
 export type BatchMemberRow = ClaimRow & { batch_id: number }
 
 /** A batch's new state after an attempt, as its columns (and its members') take it. */
-export interface BatchOutcomeRow {
-  id: number
-  status: BatchOutcome['status']
-  deadLettered: boolean
-  /** A final batch keeps a due time: it is never claimed again (only pending/retrying rows are). */
-  nextAttemptAt: number
-  firstAttemptAt: number
-  closedUrls: string | null
-}
+export type BatchOutcomeRow = OutcomeRow
 
 export interface BatchAttemptRow extends Omit<AttemptRow, 'delivery_id'> {
   batch_id: number
@@ -106,17 +98,12 @@ export function toBatchOutcomeRows(
   outcomes: BatchOutcome[],
   now: number,
 ): { rows: BatchOutcomeRow[]; attempts: { batchId: number; attempt: DeliveryAttempt }[] } {
-  const attempts: { batchId: number; attempt: DeliveryAttempt }[] = []
-  const rows = outcomes.map((outcome) => {
-    for (const attempt of outcome.attempts) attempts.push({ batchId: outcome.batchId, attempt })
-    return {
-      id: outcome.batchId,
-      status: outcome.status,
-      deadLettered: outcome.deadLettered,
-      nextAttemptAt: outcome.nextAttemptAt ?? now,
-      firstAttemptAt: outcome.firstAttemptAt,
-      closedUrls: outcome.closedUrls.length > 0 ? JSON.stringify(outcome.closedUrls) : null,
-    }
-  })
-  return { rows, attempts }
+  const { deliveries, attempts } = toOutcomeRows(
+    outcomes.map((outcome) => ({ ...outcome, deliveryId: outcome.batchId })),
+    now,
+  )
+  return {
+    rows: deliveries,
+    attempts: attempts.map(({ deliveryId, attempt }) => ({ batchId: deliveryId, attempt })),
+  }
 }

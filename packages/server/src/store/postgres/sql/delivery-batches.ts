@@ -8,6 +8,7 @@ import type {
 } from '../../tables/delivery-batches.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
+import { attemptColumns } from './record-outcomes.ts'
 
 const UNBATCHED_DUE = `d.destination_id = $1 AND d.status IN ('pending', 'retrying') AND d.batch_id IS NULL
   AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2)`
@@ -128,14 +129,7 @@ export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSq
           rows.map((r) => r.firstAttemptAt),
           rows.map((r) => pgText(r.closedUrls)),
           now,
-          attempts.map((a) => a.batchId),
-          attempts.map((a) => a.attempt.attemptedAt),
-          attempts.map((a) => pgText(a.attempt.url)),
-          attempts.map((a) => a.attempt.statusCode),
-          attempts.map((a) => pgText(a.attempt.errorKind)),
-          attempts.map((a) => pgText(a.attempt.errorText)),
-          attempts.map((a) => Math.round(a.attempt.latencyMs)),
-          attempts.map((a) => pgText(a.attempt.responseExcerpt)),
+          ...attemptColumns(attempts.map((a) => ({ ownerId: a.batchId, attempt: a.attempt }))),
         ]),
       )
     },
@@ -158,8 +152,9 @@ export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSq
         )
       ).map((row) => row.destination_id),
     attemptsOf: (batchIds) =>
-      db.query<BatchAttemptRow>('SELECT * FROM batch_attempts WHERE batch_id = ANY($1::bigint[]) ORDER BY id', [
-        batchIds,
-      ]),
+      db.query<BatchAttemptRow>(
+        'SELECT * FROM batch_attempts WHERE batch_id = ANY($1::bigint[]) ORDER BY id',
+        [batchIds],
+      ),
   }
 }

@@ -64,7 +64,10 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
         first_attempt_at = NULL, closed_urls = NULL, lease_until = NULL, updated_at = ?`
       const [where, params]: [string, SQLInputValue[]] =
         'ids' in filter
-          ? ["id IN (SELECT value FROM json_each(?)) AND status IN ('failed', 'delivered')", [JSON.stringify(filter.ids)]]
+          ? [
+              "id IN (SELECT value FROM json_each(?)) AND status IN ('failed', 'delivered')",
+              [JSON.stringify(filter.ids)],
+            ]
           : [
               'destination_id = ? AND status = ? AND created_at >= ?',
               [filter.destinationId, filter.status, filter.since ?? 0],

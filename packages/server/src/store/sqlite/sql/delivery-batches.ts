@@ -123,9 +123,9 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
         }
       }),
     release(batchIds) {
-      db.sql('UPDATE delivery_batches SET lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))').run(
-        ids(batchIds),
-      )
+      db.sql(
+        'UPDATE delivery_batches SET lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))',
+      ).run(ids(batchIds))
     },
     nextDueAt(destinationId, now) {
       const row = db
@@ -140,9 +140,7 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
     openDestinations: () =>
       (
         db
-          .sql(
-            "SELECT DISTINCT destination_id FROM delivery_batches WHERE status IN ('pending', 'retrying')",
-          )
+          .sql("SELECT DISTINCT destination_id FROM delivery_batches WHERE status IN ('pending', 'retrying')")
           .all() as { destination_id: string }[]
       ).map((row) => row.destination_id),
     attemptsOf: (batchIds) =>
