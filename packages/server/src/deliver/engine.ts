@@ -181,7 +181,13 @@ export class DeliveryEngine {
     const unsentBatches = [...this.slots.values()].flatMap((slot) =>
       slot.readyBatches.splice(0).map((batch) => batch.id),
     )
-    await this.store.releaseBatchClaims(unsentBatches).catch(() => {})
+    if (unsentBatches.length > 0)
+      await this.store.releaseBatchClaims(unsentBatches).catch((error: unknown) => {
+        this.logger.warn(
+          { err: error },
+          'releasing unsent batches failed; they return when their lease runs out',
+        )
+      })
     await this.store.releaseClaims(unsent).catch((error: unknown) => {
       this.logger.warn(
         { err: error },
@@ -251,7 +257,8 @@ export class DeliveryEngine {
       this.slots.delete(id)
       const unsent = slot.ready.splice(0).map((delivery) => delivery.id)
       if (unsent.length > 0) await this.store.releaseClaims(unsent)
-      await this.store.releaseBatchClaims(slot.readyBatches.splice(0).map((batch) => batch.id))
+      const unsentBatches = slot.readyBatches.splice(0).map((batch) => batch.id)
+      if (unsentBatches.length > 0) await this.store.releaseBatchClaims(unsentBatches)
     }
     for (const destination of enabled) {
       const sendsBatches = destination.settings.batching !== undefined || withOpenBatches.has(destination.id)
