@@ -9,6 +9,7 @@ import type {
 } from '../../tables/delivery-batches.ts'
 import { flag, type SqliteDatabase } from '../database.ts'
 
+/** Walks the due index (ties come in rowid order), so a read stops after its limit. */
 const UNBATCHED_DUE = `d.destination_id = ? AND d.status IN ('pending', 'retrying') AND d.batch_id IS NULL
   AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)`
 
@@ -19,7 +20,7 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
       db
         .sql(
           `SELECT d.id, d.next_attempt_at, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk
-           WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+           WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at LIMIT ?`,
         )
         .all(destinationId, now, now, limit) as unknown as CandidateRow[],
     form: (destinationId, groups, now) =>
