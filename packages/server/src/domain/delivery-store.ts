@@ -177,6 +177,8 @@ export interface DeliveryStore {
   releaseBatchClaims(batchIds: number[]): Promise<void>
   /** When the destination's earliest unleased pending or retrying batch is due, or null. */
   nextBatchDueAt(destinationId: string, now: number): Promise<number | null>
+  /** The stored messages of a batch's members, in the order the batch sends them. */
+  batchPayloads(batchId: number): Promise<Record<string, unknown>[]>
   /** Destinations that have pending or retrying batches (also once they stop batching). */
   destinationsWithOpenBatches(): Promise<string[]>
   /** Newest first. `before` is an id cursor for paging. */

@@ -145,6 +145,12 @@ for (const backend of backends) {
           [200],
         )
       }
+      // The request a member shows is its batch's, byte for byte, with the batch's signature.
+      const shown = await sluice.api('GET', `/api/v1/deliveries/${delivered[0]!.id}/request`)
+      assert.equal(shown.status, 200)
+      const carrier = receiver.requests.find((request) => request.body.toString('utf8') === shown.body.body)
+      assert.ok(carrier, 'the shown body is one that was sent')
+      assert.equal(shown.body.requests[0].headers['X-Signature'], carrier.headers['x-signature'])
       const waiting = listed.filter((d) => d.status === 'pending')
       assert.equal(waiting.length, 5)
       assert.ok(waiting.every((d) => d.batchId === null))

@@ -180,6 +180,11 @@ export class DeliveriesCore implements DeliveryStore {
     return this.#sql.deliveryBatches.nextDueAt(destinationId, now)
   }
 
+  async batchPayloads(batchId: number): Promise<Record<string, unknown>[]> {
+    const rows = await this.#sql.deliveryBatches.payloadsOf(batchId)
+    return rows.map((row) => JSON.parse(row.payload) as Record<string, unknown>)
+  }
+
   async destinationsWithOpenBatches(): Promise<string[]> {
     return this.#sql.deliveryBatches.openDestinations()
   }

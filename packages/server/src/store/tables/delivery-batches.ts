@@ -56,6 +56,8 @@ export interface DeliveryBatchesSql {
   release(ids: number[]): Awaitable<void>
   nextDueAt(destinationId: string, now: number): Awaitable<number | null>
   openDestinations(): Awaitable<string[]>
+  /** The stored messages of a batch's members, in member (id) order. */
+  payloadsOf(batchId: number): Awaitable<{ payload: string }[]>
   /** Attempts of these batches (at least one), oldest first. */
   attemptsOf(batchIds: number[]): Awaitable<BatchAttemptRow[]>
 }

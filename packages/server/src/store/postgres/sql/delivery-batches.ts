@@ -151,6 +151,11 @@ export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSq
           "SELECT DISTINCT destination_id FROM delivery_batches WHERE status IN ('pending', 'retrying')",
         )
       ).map((row) => row.destination_id),
+    payloadsOf: (batchId) =>
+      db.query<{ payload: string }>(
+        'SELECT m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk WHERE d.batch_id = $1 ORDER BY d.id',
+        [batchId],
+      ),
     attemptsOf: (batchIds) =>
       db.query<BatchAttemptRow>(
         'SELECT * FROM batch_attempts WHERE batch_id = ANY($1::bigint[]) ORDER BY id',

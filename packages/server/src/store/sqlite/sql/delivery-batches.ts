@@ -144,6 +144,12 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
           .sql("SELECT DISTINCT destination_id FROM delivery_batches WHERE status IN ('pending', 'retrying')")
           .all() as { destination_id: string }[]
       ).map((row) => row.destination_id),
+    payloadsOf: (batchId) =>
+      db
+        .sql(
+          'SELECT m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk WHERE d.batch_id = ? ORDER BY d.id',
+        )
+        .all(batchId) as unknown as { payload: string }[],
     attemptsOf: (batchIds) =>
       db
         .sql('SELECT * FROM batch_attempts WHERE batch_id IN (SELECT value FROM json_each(?)) ORDER BY id')
