@@ -224,6 +224,25 @@ for (const backend of backends) {
           [503, 503, 200],
         )
       }
+      // The destination's figures count the batch's requests: three, one of them a success.
+      const stats = await sluice.api('GET', `/api/v1/destinations/${destinationId}/stats`)
+      assert.equal(stats.body.delivered, 5)
+      assert.notEqual(stats.body.latencyP50Ms, null)
+      const from = new Date(Date.now() - 3_600_000).toISOString()
+      const to = new Date(Date.now() + 60_000).toISOString()
+      const series = async () =>
+        (
+          await sluice.api(
+            'GET',
+            `/api/v1/destinations/${destinationId}/stats/series?from=${from}&to=${to}&step=300`,
+          )
+        ).body as { points: { succeeded: number; failed: number }[] }
+      const sum = (body: Awaited<ReturnType<typeof series>>, key: 'succeeded' | 'failed') =>
+        body.points.reduce((total, point) => total + point[key], 0)
+      const live = await series()
+      assert.deepEqual([sum(live, 'succeeded'), sum(live, 'failed')], [1, 2])
+      await sluice.store.rollUpDeliveries(Date.now() + 10 * 60_000)
+      assert.deepEqual(await series(), live, 'the same once rolled up')
     })
 
     test('a batch is dead-lettered as a unit, and replaying one member replays the whole batch', async () => {

@@ -209,9 +209,13 @@ export class DeliveriesCore implements DeliveryStore {
   }
 
   async deliveryStats(destinationId: string): Promise<DeliveryStats> {
+    // A batching destination's requests are its batch attempts (each counted once); one that batched
+    // for a while has both kinds, and the sample takes as many of each as there are, up to its size.
+    const single = await this.#sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE)
+    const batched = await this.#sql.deliveryBatches.recentLatencies(destinationId, LATENCY_SAMPLE)
     return toDeliveryStats(
       await this.#sql.deliveries.countByState(destinationId),
-      await this.#sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
+      [...batched, ...single].slice(0, LATENCY_SAMPLE),
     )
   }
 

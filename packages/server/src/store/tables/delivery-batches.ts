@@ -58,6 +58,8 @@ export interface DeliveryBatchesSql {
   openDestinations(): Awaitable<string[]>
   /** The stored messages of a batch's members, in member (id) order. */
   payloadsOf(batchId: number): Awaitable<{ payload: string }[]>
+  /** Latencies of the destination's `limit` most recent batch attempts, any order. */
+  recentLatencies(destinationId: string, limit: number): Awaitable<number[]>
   /** Attempts of these batches (at least one), oldest first. */
   attemptsOf(batchIds: number[]): Awaitable<BatchAttemptRow[]>
 }

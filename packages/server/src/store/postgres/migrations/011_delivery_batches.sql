@@ -33,6 +33,8 @@ CREATE TABLE batch_attempts (
   response_excerpt TEXT
 );
 CREATE INDEX batch_attempts_by_batch ON batch_attempts (batch_id);
+CREATE INDEX batch_attempts_by_destination ON batch_attempts (destination_id, id);  -- latency figures
+CREATE INDEX batch_attempts_by_time ON batch_attempts (attempted_at);               -- per-minute roll-ups
 
 ALTER TABLE deliveries ADD COLUMN batch_id BIGINT;
 CREATE INDEX deliveries_by_batch ON deliveries (batch_id) WHERE batch_id IS NOT NULL;

@@ -156,6 +156,13 @@ export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSq
         'SELECT m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk WHERE d.batch_id = $1 ORDER BY d.id',
         [batchId],
       ),
+    recentLatencies: async (destinationId, limit) =>
+      (
+        await db.query<{ latency_ms: number }>(
+          'SELECT latency_ms FROM batch_attempts WHERE destination_id = $1 ORDER BY id DESC LIMIT $2',
+          [pgText(destinationId), limit],
+        )
+      ).map((row) => row.latency_ms),
     attemptsOf: (batchIds) =>
       db.query<BatchAttemptRow>(
         'SELECT * FROM batch_attempts WHERE batch_id = ANY($1::bigint[]) ORDER BY id',

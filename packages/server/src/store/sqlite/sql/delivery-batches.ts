@@ -150,6 +150,12 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
           'SELECT m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk WHERE d.batch_id = ? ORDER BY d.id',
         )
         .all(batchId) as unknown as { payload: string }[],
+    recentLatencies: (destinationId, limit) =>
+      (
+        db
+          .sql('SELECT latency_ms FROM batch_attempts WHERE destination_id = ? ORDER BY id DESC LIMIT ?')
+          .all(destinationId, limit) as { latency_ms: number }[]
+      ).map((row) => row.latency_ms),
     attemptsOf: (batchIds) =>
       db
         .sql('SELECT * FROM batch_attempts WHERE batch_id IN (SELECT value FROM json_each(?)) ORDER BY id')
