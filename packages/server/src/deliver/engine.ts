@@ -59,6 +59,14 @@ export interface DeliveryEngineOptions {
   tracing?: Tracing
 }
 
+/**
+ * A look at a batching destination's due messages that formed no batch is not repeated for this long
+ * (unless the leftovers' wait ends first): every new message wakes the engine, and reading and measuring
+ * up to four batches' worth of messages on each wake would cost more than the batching saves. So a batch
+ * that fills goes out within this long.
+ */
+const BATCH_LOOK_INTERVAL_MS = 50
+
 /** How long the first outcome after a quiet spell waits for others to share its commit. */
 const OUTCOME_GROUPING_MS = 5
 
@@ -72,6 +80,12 @@ interface DestinationSlot {
   readyBatches: ClaimedBatch[]
   /** Batches are claimed for it: it batches, or has batches left from when it did. */
   sendsBatches: boolean
+  /** Its due messages are looked at again no sooner than this (a look that formed nothing). */
+  nextLookAt: number
+  /** When the messages left over at the last look must go; null when none were. */
+  flushAt: number | null
+  /** A wake came before `nextLookAt`: new messages may be waiting for a look. */
+  lookSkipped: boolean
   /** Settled, outcome not yet committed. Capped with inFlight so a crash can re-send at most 2 × concurrency. */
   unrecorded: number
   claiming: boolean
@@ -274,6 +288,9 @@ export class DeliveryEngine {
           ready: [],
           readyBatches: [],
           sendsBatches,
+          nextLookAt: 0,
+          flushAt: null,
+          lookSkipped: false,
           unrecorded: 0,
           claiming: false,
         })
@@ -291,7 +308,7 @@ export class DeliveryEngine {
     // A batching destination's messages all go in batches: none is claimed alone.
     if (slot.destination.settings.batching !== undefined) return batchesDue
     const due = await this.fillSingles(slot)
-    return due === null ? batchesDue : batchesDue === null ? due : Math.min(due, batchesDue)
+    return earliest(due, batchesDue)
   }
 
   /** `fill` for messages sent one per request. */
@@ -335,16 +352,22 @@ export class DeliveryEngine {
     try {
       const id = slot.destination.id
       const now = Date.now()
-      let flushAt: number | null = null
       const { batching } = slot.destination.settings
       if (batching !== undefined) {
-        const limit = candidateLimit(batching)
-        const candidates = await this.store.batchCandidates(id, limit, now)
-        const plan = planBatches(candidates, batching, now)
-        flushAt = plan.flushAt
-        if (plan.groups.length > 0) await this.store.formBatches(id, plan.groups, now)
-        if (candidates.length === limit) this.pumpAgain = true
+        if (now >= Math.min(slot.nextLookAt, slot.flushAt ?? Number.POSITIVE_INFINITY)) {
+          const limit = candidateLimit(batching)
+          const candidates = await this.store.batchCandidates(id, limit, now)
+          const plan = planBatches(candidates, batching, now)
+          slot.flushAt = plan.flushAt
+          // Leftovers and nothing formed: not again for a while. Otherwise the next wake looks.
+          slot.nextLookAt =
+            plan.groups.length === 0 && plan.flushAt !== null ? now + BATCH_LOOK_INTERVAL_MS : 0
+          slot.lookSkipped = false
+          if (plan.groups.length > 0) await this.store.formBatches(id, plan.groups, now)
+          if (candidates.length === limit) this.pumpAgain = true
+        } else slot.lookSkipped = true // new messages woke it: look once the interval is over
       }
+      const flushAt = earliest(slot.flushAt, slot.lookSkipped ? slot.nextLookAt : null)
       const want = 2 * this.concurrency - slot.inFlight - slot.readyBatches.length
       let claimed: ClaimedBatch[] = []
       if (want > 0) {
@@ -358,8 +381,7 @@ export class DeliveryEngine {
         if (claimed.length === want) this.pumpAgain = true
       }
       if (claimed.length > 0 || slot.inFlight > 0 || slot.readyBatches.length > 0) return flushAt
-      const due = await this.store.nextBatchDueAt(id, now)
-      return due === null ? flushAt : flushAt === null ? due : Math.min(due, flushAt)
+      return earliest(await this.store.nextBatchDueAt(id, now), flushAt)
     } finally {
       slot.claiming = false
     }
@@ -612,4 +634,9 @@ export class DeliveryEngine {
     }, at - now)
     this.timer.unref()
   }
+}
+
+/** The earlier of two optional times. */
+function earliest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b)
 }

@@ -156,6 +156,17 @@ for (const backend of backends) {
       assert.ok(waiting.every((d) => d.batchId === null))
     })
 
+    test('a batch filled by messages arriving one after another goes as soon as it is full', async () => {
+      const { receiver, source } = await setUp({ maxEvents: 6, maxBytes: 512_000, maxWaitMs: 60_000 })
+      for (let i = 0; i < 6; i++) {
+        await track(source, 1, `trickle-${i}`)
+        await sleep(5)
+      }
+      // Well before the minute's wait: the batch is full.
+      await until('the full batch', () => receiver.requests.length, (n) => n === 1, 3_000)
+      assert.equal(bodies(receiver)[0]!.length, 6)
+    })
+
     test('a batch goes when its next message would take it over maxBytes', async () => {
       const maxBytes = 1_000
       const { receiver, source } = await setUp({ maxEvents: 1_000, maxBytes, maxWaitMs: 60_000 })

@@ -74,7 +74,7 @@ export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSq
     candidates: (destinationId, limit, now) =>
       db.query<CandidateRow>(
         `SELECT d.id, d.next_attempt_at, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk
-         WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at, d.id LIMIT $3`,
+         WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at LIMIT $3`,
         [pgText(destinationId), now, limit],
       ),
     form: (destinationId, groups, now) =>
