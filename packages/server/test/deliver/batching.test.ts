@@ -163,7 +163,12 @@ for (const backend of backends) {
         await sleep(5)
       }
       // Well before the minute's wait: the batch is full.
-      await until('the full batch', () => receiver.requests.length, (n) => n === 1, 3_000)
+      await until(
+        'the full batch',
+        () => receiver.requests.length,
+        (n) => n === 1,
+        3_000,
+      )
       assert.equal(bodies(receiver)[0]!.length, 6)
     })
 
