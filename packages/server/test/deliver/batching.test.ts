@@ -297,6 +297,88 @@ for (const backend of backends) {
       assert.ok(after.every((d) => d.batchId === dead[0]!.batchId && !d.deadLettered))
     })
 
+    test("a deletion request takes the user's message out of a batch still retrying", async () => {
+      let healthy = false
+      const { receiver, source, destinationId } = await setUp(
+        { maxEvents: 10, maxBytes: 512_000, maxWaitMs: 100 },
+        (_req, res) => res.writeHead(healthy ? 200 : 503).end(),
+      )
+      await track(source, 2, 'erase')
+      await until(
+        'the batch tried',
+        () => receiver.requests.length,
+        (n) => n >= 1,
+      )
+      const regulation = await sluice.api('POST', '/api/v1/regulations', {
+        regulationType: 'DELETE_ONLY',
+        subjectType: 'USER_ID',
+        subjectIds: ['user-0'],
+        sourceIds: [source.id],
+      })
+      assert.equal(regulation.status, 201, JSON.stringify(regulation.body))
+      await until(
+        "the user's delivery cancelled",
+        async () => (await deliveries(destinationId)).map((d) => d.messageId),
+        (ids) => !ids.includes('erase-0'),
+      )
+      healthy = true
+      await until(
+        'the batch delivered',
+        async () => (await deliveries(destinationId)).find((d) => d.messageId === 'erase-1')?.status,
+        (status) => status === 'delivered',
+      )
+      const delivered = receiver.requests.filter((request) =>
+        request.body.toString('utf8').includes('"erase-1"'),
+      )
+      const last = JSON.parse(delivered.at(-1)!.body.toString('utf8')) as { messageId: string }[]
+      assert.deepEqual(
+        last.map((message) => message.messageId),
+        ['erase-1'],
+      )
+    })
+
+    test('turning batching off: batches already formed finish as batches, new messages go alone', async () => {
+      let healthy = false
+      const { receiver, source, destinationId } = await setUp(
+        { maxEvents: 3, maxBytes: 512_000, maxWaitMs: 60_000 },
+        (_req, res) => res.writeHead(healthy ? 200 : 503).end(),
+      )
+      await track(source, 3, 'switch')
+      await until(
+        'the batch tried',
+        () => receiver.requests.length,
+        (n) => n >= 1,
+      )
+      const off = await sluice.api('PATCH', `/api/v1/destinations/${destinationId}`, {
+        settings: { batching: null },
+      })
+      assert.equal(off.status, 200)
+      healthy = true
+      await track(source, 1, 'alone')
+      await until(
+        'every delivery delivered',
+        () => deliveries(destinationId),
+        (list) => list.length === 4 && list.every((d) => d.status === 'delivered'),
+      )
+      const received = receiver.requests.map(
+        (request) => JSON.parse(request.body.toString('utf8')) as unknown,
+      )
+      const arrays = received.filter((body) => Array.isArray(body)) as { messageId: string }[][]
+      assert.deepEqual(
+        arrays
+          .at(-1)!
+          .map((message) => message.messageId)
+          .sort(),
+        ['switch-0', 'switch-1', 'switch-2'],
+      )
+      assert.ok(
+        received.some(
+          (body) => !Array.isArray(body) && (body as { messageId: string }).messageId === 'alone-0',
+        ),
+        'the new message went alone, as an object',
+      )
+    })
+
     test('delete notifications are batched too', async () => {
       const { receiver, source } = await setUp({ maxEvents: 2, maxBytes: 512_000, maxWaitMs: 60_000 })
       await track(source, 2, 'before-delete')
