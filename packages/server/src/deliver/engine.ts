@@ -421,7 +421,7 @@ export class DeliveryEngine {
         Date.now(),
         this.retry,
       )
-      slot.counters.attempted((performance.now() - startedAt) / 1000, outcome)
+      slot.counters.attempted((performance.now() - startedAt) / 1000, outcome, members.length)
       if (deadLetterReason !== undefined) {
         this.logger.warn(
           { batchId: batch.id, destinationId: destination.id, reason: deadLetterReason },

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import type { Source } from '../../src/domain/sources.ts'
+import { sampleValue, scrape } from '../helpers/metrics.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
 import { send } from '../helpers/tracking.ts'
 import { until } from '../reliability/helpers.ts'
@@ -151,6 +152,12 @@ for (const backend of backends) {
       const carrier = receiver.requests.find((request) => request.body.toString('utf8') === shown.body.body)
       assert.ok(carrier, 'the shown body is one that was sent')
       assert.equal(shown.body.requests[0].headers['X-Signature'], carrier.headers['x-signature'])
+      // The metrics count messages: a batch's success delivered ten.
+      const samples = await scrape(sluice.url, sluice.adminToken)
+      assert.equal(
+        sampleValue(samples, 'sluice_deliveries_total', { destination: destinationId, outcome: 'delivered' }),
+        20,
+      )
       const waiting = listed.filter((d) => d.status === 'pending')
       assert.equal(waiting.length, 5)
       assert.ok(waiting.every((d) => d.batchId === null))
