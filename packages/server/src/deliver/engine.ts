@@ -14,8 +14,8 @@
  *   delivery is claimed again. Outcomes are written as soon as requests settle (group commits, see
  *   `recordOutcome`), so after `kill -9` only deliveries whose success was not yet recorded are sent
  *   again.
- * - Batching: a destination with `settings.batching` sends batches instead (batch-sender.ts plans and
- *   sends them); they share the destination's slots and the bound on unrecorded outcomes, counted in
+ * - Batching: a destination with `settings.batching` sends batches instead (batching.ts decides which
+ *   messages go together); they share the destination's slots and the bound on unrecorded outcomes, counted in
  *   requests: after `kill -9`, at most 2 × concurrency batches per destination are sent again.
  */
 
@@ -280,6 +280,9 @@ export class DeliveryEngine {
       if (slot) {
         slot.destination = destination
         slot.sendsBatches = sendsBatches || slot.readyBatches.length > 0
+        // It started batching: messages claimed to go alone go back, to be batched at once.
+        if (destination.settings.batching !== undefined && slot.ready.length > 0)
+          await this.store.releaseClaims(slot.ready.splice(0).map((delivery) => delivery.id))
       } else
         this.slots.set(destination.id, {
           destination,

@@ -386,6 +386,44 @@ for (const backend of backends) {
       )
     })
 
+    test('a message that cannot be shaped fails alone; the others go in their batch', async () => {
+      const { receiver, source, destinationId } = await setUp({
+        maxEvents: 3,
+        maxBytes: 512_000,
+        maxWaitMs: 300,
+      })
+      // Stored without an event name (the Tracking API would refuse it): it can never be delivered.
+      await sluice.store.ingest([
+        {
+          sourceId: source.id,
+          messageId: 'unshapeable',
+          type: 'track',
+          receivedAt: Date.now(),
+          routeTo: ['webhooks'],
+          payloadJson: JSON.stringify({ type: 'track', userId: 'u', messageId: 'unshapeable' }),
+        },
+      ])
+      await track(source, 2, 'shapeable')
+      const listed = await until(
+        'every delivery final',
+        () => deliveries(destinationId),
+        (list) => list.length === 3 && list.every((d) => d.status === 'delivered' || d.status === 'failed'),
+      )
+      const bad = listed.find((d) => d.messageId === 'unshapeable')!
+      assert.equal(bad.status, 'failed')
+      assert.equal(bad.attemptCount, 1)
+      const good = listed.filter((d) => d.messageId !== 'unshapeable')
+      assert.ok(good.every((d) => d.status === 'delivered' && d.batchId === good[0]!.batchId))
+      assert.notEqual(bad.batchId, good[0]!.batchId)
+      assert.equal(receiver.requests.length, 1, 'the invalid message sends nothing')
+      assert.deepEqual(
+        bodies(receiver)[0]!
+          .map((message) => message.messageId)
+          .sort(),
+        ['shapeable-0', 'shapeable-1'],
+      )
+    })
+
     test('delete notifications are batched too', async () => {
       const { receiver, source } = await setUp({ maxEvents: 2, maxBytes: 512_000, maxWaitMs: 60_000 })
       await track(source, 2, 'before-delete')
