@@ -144,7 +144,8 @@ export function deliveryView(delivery: Delivery, revealSecrets: boolean): Delive
     status: delivery.status,
     deadLettered: delivery.deadLettered,
     attemptCount: delivery.attemptCount,
-    batchId: delivery.batchId,
+    // Only batched deliveries carry it: a destination without batching answers as it always did.
+    ...(delivery.batchId === null ? {} : { batchId: delivery.batchId }),
     nextAttemptAt: isoOrNull(delivery.nextAttemptAt),
     firstAttemptAt: isoOrNull(delivery.firstAttemptAt),
     createdAt: iso(delivery.createdAt),

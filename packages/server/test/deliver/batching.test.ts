@@ -91,7 +91,7 @@ for (const backend of backends) {
         status: string
         deadLettered: boolean
         attemptCount: number
-        batchId: number | null
+        batchId?: number
         attempts: { statusCode: number | null }[]
       }[]
     }
@@ -160,7 +160,7 @@ for (const backend of backends) {
       )
       const waiting = listed.filter((d) => d.status === 'pending')
       assert.equal(waiting.length, 5)
-      assert.ok(waiting.every((d) => d.batchId === null))
+      assert.ok(waiting.every((d) => d.batchId === undefined))
     })
 
     test('a batch filled by messages arriving one after another goes as soon as it is full', async () => {

@@ -148,7 +148,7 @@ for (const backend of backends) {
       assert.equal(batchOf.size, TOTAL)
       for (const body of bodies.keys()) {
         const ids = (JSON.parse(body) as { messageId: string }[]).map((m) => batchOf.get(m.messageId))
-        assert.ok(ids[0] !== null && ids.every((id) => id === ids[0]), 'one request, one batch id')
+        assert.ok(ids[0] !== undefined && ids.every((id) => id === ids[0]), 'one request, one batch id')
       }
       sluice.child.kill('SIGTERM')
       assert.equal(await sluice.exited, 0)
