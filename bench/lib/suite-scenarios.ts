@@ -3,6 +3,7 @@
 // data problems (a scenario that lost or duplicated data fails the suite; a figure short of its goal
 // does not).
 import type { BacklogResult } from '../backlog.ts'
+import type { BatchingResult } from '../batching.ts'
 import type { ClientResult } from '../client.ts'
 import type { DeliverResult } from '../deliver.ts'
 import type { FootprintResult } from '../footprint.ts'
@@ -665,10 +666,36 @@ const subscriptions = scenario<SubscriptionsResult>({
   },
 })
 
+const batching = scenario<BatchingResult>({
+  id: 'batching',
+  title: 'Batching',
+  script: 'batching.ts',
+  result: 'batching',
+  timeoutMs: (quick) => (quick ? 60_000 : 400_000),
+  summarize(r) {
+    return {
+      figures: [
+        figure(
+          `Messages delivered/s from a ${(r.backlog ?? 0).toLocaleString('en')} backlog, batches of ${r.batchSize ?? 100} per request (median of ${r.roundRatios?.length ?? 0} alternating rounds)`,
+          num(r.batched?.perSecond),
+          'messages/s',
+          {
+            baseline: { name: 'one message per request, same run', value: num(r.classic?.perSecond) },
+            ratio: num(r.ratio),
+            goal: ratioAtLeast(5),
+          },
+        ),
+      ],
+      problems: [],
+    }
+  },
+})
+
 export const SCENARIOS: Scenario[] = [
   ingest,
   footprint,
   deliver,
+  batching,
   isolation,
   backlog,
   client,

@@ -42,6 +42,34 @@ export function prepareRequest(
   }
 }
 
+/**
+ * A batch's request: its members' bodies (each shaped, or mapped, as it would go alone) as one JSON
+ * array, in member order, signed over the whole array, with the destination's method. Throws when a
+ * member cannot be shaped or mapped.
+ */
+export function prepareBatchRequest(
+  payloads: readonly Record<string, unknown>[],
+  settings: WebhooksSettings,
+): PreparedRequest {
+  const parts: Buffer[] = [OPEN_BRACKET]
+  for (const [i, payload] of payloads.entries()) {
+    if (i > 0) parts.push(COMMA)
+    parts.push(deliveredBody(payload, settings))
+  }
+  parts.push(CLOSE_BRACKET)
+  const body = Buffer.concat(parts)
+  const secret = settings.sharedSecret
+  return {
+    body,
+    signature: secret ? signBody(body, signingKey(secret)) : undefined,
+    method: settings.method ?? 'POST',
+  }
+}
+
+const OPEN_BRACKET = Buffer.from('[')
+const COMMA = Buffer.from(',')
+const CLOSE_BRACKET = Buffer.from(']')
+
 /** POSTs to every configured URL not in `closedUrls`, in parallel; one result per URL. */
 export function sendToOpenUrls(
   sender: WebhookSender,

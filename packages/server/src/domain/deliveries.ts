@@ -50,6 +50,11 @@ export interface Delivery {
   /** True when it failed because the retry window ran out. */
   deadLettered: boolean
   attemptCount: number
+  /**
+   * The batch the message is sent in (its destination batches); its status and attempts are the
+   * batch's. Null when sent alone or not yet in a batch.
+   */
+  batchId: number | null
   /** When the next attempt is due; null once final. */
   nextAttemptAt: number | null
   firstAttemptAt: number | null

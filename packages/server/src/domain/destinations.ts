@@ -45,6 +45,18 @@ export interface WebhooksSettings {
   mapping?: Record<string, unknown>
   /** The HTTP method of each request. Default `POST`. */
   method?: WebhookMethod
+  /** Several messages per request, as a JSON array; absent: one message per request. */
+  batching?: BatchingSettings
+}
+
+/** When a destination's batch is flushed: whichever limit is reached first. */
+export interface BatchingSettings {
+  /** Most messages in one request (1–1,000). */
+  maxEvents: number
+  /** Most bytes in one request body (up to 512,000); a single larger message goes alone. */
+  maxBytes: number
+  /** Longest the oldest message of an unfilled batch waits before it is sent anyway (0–60,000 ms). */
+  maxWaitMs: number
 }
 
 export interface Destination {

@@ -18,6 +18,7 @@ import { escapePointerToken, fieldLabel } from '../lib/json-pointer.ts'
 import { FILTER_LIMITS } from '../route/filters.ts'
 import { checkSubscription, SubscriptionSyntaxError } from '../route/subscription.ts'
 import {
+  type BatchingSettings,
   type DestinationFilter,
   FILTER_ACTIONS,
   WEBHOOK_METHODS,
@@ -35,6 +36,13 @@ export const WEBHOOKS_LIMITS = {
   maxHeaderNameLength: 256,
   maxHeaderValueBytes: 4096,
   maxSecretBytes: 1024,
+} as const
+
+/** The ranges of `settings.batching`. */
+export const BATCHING_LIMITS = {
+  maxEvents: { min: 1, max: 1000 },
+  maxBytes: { min: 1, max: 512_000 },
+  maxWaitMs: { min: 0, max: 60_000 },
 } as const
 
 /**
@@ -84,6 +92,7 @@ export function validateWebhooksSettings(input: unknown, current?: WebhooksSetti
     'filters',
     'mapping',
     'method',
+    'batching',
   ])
 
   const webhooks =
@@ -111,6 +120,9 @@ export function validateWebhooksSettings(input: unknown, current?: WebhooksSetti
   if (mapping !== undefined) settings.mapping = mapping
   const method = optional(input.method, current?.method, (value) => validateMethod(value, `${field}/method`))
   if (method !== undefined && method !== 'POST') settings.method = method
+  const batching =
+    input.batching === undefined ? current?.batching : validateBatching(input.batching, `${field}/batching`)
+  if (batching !== undefined) settings.batching = batching
   return settings
 }
 
@@ -229,6 +241,38 @@ function validateMethod(value: unknown, field: string): WebhookMethod {
     throw new ValidationError(field, `${fieldLabel(field)} must be one of ${WEBHOOK_METHODS.join(', ')}.`)
   }
   return value as WebhookMethod
+}
+
+/** `null` turns batching off (one message per request again). */
+function validateBatching(value: unknown, field: string): BatchingSettings | undefined {
+  if (value === null) return undefined
+  const example = '{"maxEvents": 100, "maxBytes": 512000, "maxWaitMs": 1000}'
+  if (!isJsonObject(value)) {
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} must be an object such as ${example}, or null to send one message per request.`,
+    )
+  }
+  refuseUnknownMembers(value, field, Object.keys(BATCHING_LIMITS))
+  const limit = (name: keyof typeof BATCHING_LIMITS): number => {
+    const { min, max } = BATCHING_LIMITS[name]
+    const member = value[name]
+    const memberField = `${field}/${name}`
+    if (member === undefined) {
+      throw new ValidationError(
+        memberField,
+        `${fieldLabel(memberField)} is required: a whole number from ${min} to ${max}, as in ${example}.`,
+      )
+    }
+    if (typeof member !== 'number' || !Number.isInteger(member) || member < min || member > max) {
+      throw new ValidationError(
+        memberField,
+        `${fieldLabel(memberField)} is ${JSON.stringify(member)}; it must be a whole number from ${min} to ${max}.`,
+      )
+    }
+    return member
+  }
+  return { maxEvents: limit('maxEvents'), maxBytes: limit('maxBytes'), maxWaitMs: limit('maxWaitMs') }
 }
 
 function validateWebhooks(value: unknown, field: string): WebhookEndpoint[] {

@@ -167,6 +167,12 @@ const delivery = {
       description: 'True when it failed because retries ran out of their window; replay it to try again.',
     },
     attemptCount: { type: 'integer', description: 'Attempts made; each attempt may POST to several URLs.' },
+    batchId: {
+      type: 'integer',
+      description:
+        "The batch this message is sent in, when its destination batches: status, attempts and replays are the batch's. " +
+        'Absent when it is sent alone, or not yet put in a batch.',
+    },
     nextAttemptAt: { ...nullableTimestamp, description: 'When the next attempt is due; null once final.' },
     firstAttemptAt: { ...nullableTimestamp, description: 'When the first attempt was made; null before it.' },
     createdAt: timestamp,

@@ -6,7 +6,7 @@
 
 import { MAX_MAPPING_BYTES } from '../deliver/mapping.ts'
 import { DESTINATION_TYPES, FILTER_ACTIONS, WEBHOOK_METHODS } from '../domain/destinations.ts'
-import { RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../domain/webhook-settings.ts'
+import { BATCHING_LIMITS, RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../domain/webhook-settings.ts'
 import { FILTER_LIMITS } from '../route/filters.ts'
 import { MAX_SUBSCRIPTION_LENGTH } from '../route/subscription.ts'
 import {
@@ -56,6 +56,34 @@ const sharedSecretInput = {
   description:
     'Write-only. When set, each request carries `X-Signature`: hex HMAC-SHA1 of the body with this key. ' +
     'Omit to keep the current secret; `null` removes it.',
+} as const
+
+const batchingLimit = (name: keyof typeof BATCHING_LIMITS, description: string) =>
+  ({
+    type: 'integer',
+    description: `${description} ${BATCHING_LIMITS[name].min} to ${BATCHING_LIMITS[name].max}.`,
+  }) as const
+
+const batchingProperties = {
+  maxEvents: batchingLimit('maxEvents', 'Most messages in one request:'),
+  maxBytes: batchingLimit('maxBytes', 'Most bytes in one request body (a single larger message goes alone):'),
+  maxWaitMs: batchingLimit('maxWaitMs', 'Longest the oldest message waits for its batch to fill, in ms:'),
+} as const
+
+const batching = {
+  type: 'object',
+  required: ['maxEvents', 'maxBytes', 'maxWaitMs'],
+  properties: batchingProperties,
+} as const
+
+const batchingInput = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: batchingProperties,
+  description:
+    'Send several messages per request, as a JSON array, flushed when `maxEvents` or `maxBytes` is reached or the oldest ' +
+    'waited `maxWaitMs`. A batch is signed, retried, dead-lettered and replayed as a unit. Omit to keep the current ' +
+    'batching; `null` turns it off (one message per request).',
 } as const
 
 const subscription = {
@@ -120,6 +148,7 @@ export const settingsProperties = {
   filters,
   mapping,
   method,
+  batching: batchingInput,
 } as const
 
 /** The optional delivery settings as a destination view shows them (absent when unset). */
@@ -181,6 +210,7 @@ const destination = {
           description: 'Whether a shared secret is set; the secret itself is never shown.',
         },
         ...deliveryPolicySettings,
+        batching: { ...batching, description: 'Present when messages are sent in batches.' },
       },
     },
     createdAt: timestamp,

@@ -117,6 +117,7 @@ export function destinationView(
       })),
       sharedSecretSet: destination.settings.sharedSecret !== null,
       ...deliveryPolicyView(destination.settings),
+      ...(destination.settings.batching ? { batching: { ...destination.settings.batching } } : {}),
     },
     createdAt: iso(destination.createdAt),
     updatedAt: iso(destination.updatedAt),
@@ -158,6 +159,8 @@ export function deliveryView(delivery: Delivery, revealSecrets: boolean): Delive
     status: delivery.status,
     deadLettered: delivery.deadLettered,
     attemptCount: delivery.attemptCount,
+    // Only batched deliveries carry it: a destination without batching answers as it always did.
+    ...(delivery.batchId === null ? {} : { batchId: delivery.batchId }),
     nextAttemptAt: isoOrNull(delivery.nextAttemptAt),
     firstAttemptAt: isoOrNull(delivery.firstAttemptAt),
     createdAt: iso(delivery.createdAt),

@@ -36,7 +36,15 @@ export interface SourceCallCounters {
 /** What the delivery engine reports about one destination's attempts. */
 export interface DestinationCounters {
   /** One attempt: how long its requests took, and the delivery's state after it. */
-  attempted(seconds: number, outcome: Pick<DeliveryOutcome, 'status' | 'deadLettered'>): void
+  /**
+   * One attempt: its duration, and the state it left its `messages` deliveries in (a batch's attempt
+   * settles every message in it; default 1).
+   */
+  attempted(
+    seconds: number,
+    outcome: Pick<DeliveryOutcome, 'status' | 'deadLettered'>,
+    messages?: number,
+  ): void
 }
 
 /** A group commit: which kind, how long, how many rows it carried. */
@@ -252,12 +260,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
         const failed = deliveries.child(destinationId, 'failed')
         const deadLettered = deliveries.child(destinationId, 'dead_lettered')
         counters = {
-          attempted(seconds, outcome) {
+          attempted(seconds, outcome, messages = 1) {
             duration.observe(seconds)
-            if (outcome.deadLettered) deadLettered.value++
-            else if (outcome.status === 'delivered') delivered.value++
-            else if (outcome.status === 'retrying') retrying.value++
-            else failed.value++
+            if (outcome.deadLettered) deadLettered.value += messages
+            else if (outcome.status === 'delivered') delivered.value += messages
+            else if (outcome.status === 'retrying') retrying.value += messages
+            else failed.value += messages
           },
         }
         destinations.set(destinationId, counters)

@@ -4,6 +4,9 @@
  */
 import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
 import type {
+  BatchCandidate,
+  BatchOutcome,
+  ClaimedBatch,
   ClaimedDelivery,
   ClaimRequest,
   DeliveryCountFilter,
@@ -27,6 +30,7 @@ import {
   toDeliveryStats,
   toOutcomeRows,
 } from '../tables/deliveries.ts'
+import { toBatchCandidates, toBatchOutcomeRows, toClaimedBatches } from '../tables/delivery-batches.ts'
 import { settingsText, toDestinations } from '../tables/destinations.ts'
 import type { Changes } from './changes.ts'
 import type { StoreSql } from './store-sql.ts'
@@ -34,7 +38,7 @@ import type { StoreSql } from './store-sql.ts'
 /** The SQL this area runs. */
 type DeliveryTables = Pick<
   StoreSql,
-  'destinations' | 'deliveries' | 'attempts' | 'claimDeliveries' | 'recordOutcomes'
+  'destinations' | 'deliveries' | 'deliveryBatches' | 'attempts' | 'claimDeliveries' | 'recordOutcomes'
 >
 
 export class DeliveriesCore implements DeliveryStore {
@@ -130,6 +134,62 @@ export class DeliveriesCore implements DeliveryStore {
     return this.#sql.deliveries.nextDueAt(destinationId, now)
   }
 
+  // --- batches ---
+
+  async batchCandidates(destinationId: string, limit: number, now: number): Promise<BatchCandidate[]> {
+    if (limit <= 0) return []
+    return toBatchCandidates(await this.#sql.deliveryBatches.candidates(destinationId, limit, now))
+  }
+
+  async formBatches(destinationId: string, groups: number[][], now: number): Promise<number> {
+    const nonEmpty = groups.filter((group) => group.length > 0)
+    if (nonEmpty.length === 0) return 0
+    const formed = await this.#sql.deliveryBatches.form(destinationId, nonEmpty, now)
+    if (formed > 0) this.#changes.committed('deliveries')
+    return formed
+  }
+
+  async claimBatches(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedBatch[]> {
+    if (limit <= 0) return []
+    const { batches, members } = await this.#sql.deliveryBatches.claim(
+      destinationId,
+      limit,
+      now,
+      now + leaseMs,
+    )
+    return toClaimedBatches(destinationId, batches, members)
+  }
+
+  async recordBatchOutcomes(outcomes: BatchOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return
+    const now = Date.now()
+    const { rows, attempts } = toBatchOutcomeRows(outcomes, now)
+    await this.#sql.deliveryBatches.record(rows, attempts, now)
+    this.#changes.committed('deliveries')
+  }
+
+  async releaseBatchClaims(batchIds: number[]): Promise<void> {
+    if (batchIds.length > 0) await this.#sql.deliveryBatches.release(batchIds)
+  }
+
+  async nextBatchDueAt(destinationId: string, now: number): Promise<number | null> {
+    return this.#sql.deliveryBatches.nextDueAt(destinationId, now)
+  }
+
+  async batchPayloads(batchId: number): Promise<Record<string, unknown>[]> {
+    const rows = await this.#sql.deliveryBatches.payloadsOf(batchId)
+    return rows.map((row) => JSON.parse(row.payload) as Record<string, unknown>)
+  }
+
+  async destinationsWithOpenBatches(): Promise<string[]> {
+    return this.#sql.deliveryBatches.openDestinations()
+  }
+
   async listDeliveries(destinationId: string, filter: DeliveryListFilter): Promise<Delivery[]> {
     return this.#withAttempts(await this.#sql.deliveries.list(destinationId, filter))
   }
@@ -151,10 +211,14 @@ export class DeliveriesCore implements DeliveryStore {
 
   async deliveryStats(destinationId: string): Promise<DeliveryStats> {
     const [gated] = await this.#sql.destinations.gatedCounts(destinationId)
+    // A batching destination's requests are its batch attempts (each counted once); one that batched
+    // for a while has both kinds, and the sample takes as many of each as there are, up to its size.
+    const single = await this.#sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE)
+    const batched = await this.#sql.deliveryBatches.recentLatencies(destinationId, LATENCY_SAMPLE)
     return {
       ...toDeliveryStats(
         await this.#sql.deliveries.countByState(destinationId),
-        await this.#sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
+        [...batched, ...single].slice(0, LATENCY_SAMPLE),
       ),
       filtered: Number(gated?.filtered ?? 0),
       sampledOut: Number(gated?.sampled_out ?? 0),
@@ -175,7 +239,14 @@ export class DeliveriesCore implements DeliveryStore {
 
   async #withAttempts(rows: DeliveryRow[]): Promise<Delivery[]> {
     if (rows.length === 0) return []
-    return toDeliveries(rows, await this.#sql.attempts.ofDeliveries(rows.map((row) => row.id)))
+    const batchIds = [
+      ...new Set(rows.flatMap((row) => (row.batch_id === null ? [] : [Number(row.batch_id)]))),
+    ]
+    return toDeliveries(
+      rows,
+      await this.#sql.attempts.ofDeliveries(rows.map((row) => row.id)),
+      batchIds.length > 0 ? await this.#sql.deliveryBatches.attemptsOf(batchIds) : [],
+    )
   }
 }
 

@@ -10,6 +10,7 @@ import type { Store } from '../store.ts'
 import type { AttemptsSql } from '../tables/attempts.ts'
 import type { ComputationsSql } from '../tables/computations.ts'
 import type { ClaimDeliveriesSql, DeliveriesSql, RecordOutcomesSql } from '../tables/deliveries.ts'
+import type { DeliveryBatchesSql } from '../tables/delivery-batches.ts'
 import type { DestinationsSql } from '../tables/destinations.ts'
 import type { IngestSql, MessagesSql } from '../tables/messages.ts'
 import type { ProfilesSql } from '../tables/profiles.ts'
@@ -32,6 +33,7 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   destinations: DestinationsSql
   messages: MessagesSql
   deliveries: DeliveriesSql
+  deliveryBatches: DeliveryBatchesSql
   attempts: AttemptsSql
   regulations: RegulationsSql
   tokens: TokensSql

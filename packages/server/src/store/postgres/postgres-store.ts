@@ -33,6 +33,7 @@ import { postgresAttempts } from './sql/attempts.ts'
 import { postgresClaimDeliveries } from './sql/claim-deliveries.ts'
 import { postgresComputations } from './sql/computations.ts'
 import { postgresDeliveries } from './sql/deliveries.ts'
+import { postgresDeliveryBatches } from './sql/delivery-batches.ts'
 import { postgresDestinations } from './sql/destinations.ts'
 import { postgresIngest } from './sql/ingest.ts'
 import { postgresMessages } from './sql/messages.ts'
@@ -63,6 +64,7 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     destinations: postgresDestinations(db),
     messages: postgresMessages(db),
     deliveries: postgresDeliveries(db),
+    deliveryBatches: postgresDeliveryBatches(db),
     attempts: postgresAttempts(db),
     sweep: postgresSweep(db),
     regulations: postgresRegulations(db),

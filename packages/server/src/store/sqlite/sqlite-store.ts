@@ -14,6 +14,7 @@ import { sqliteAttempts } from './sql/attempts.ts'
 import { sqliteClaimDeliveries } from './sql/claim-deliveries.ts'
 import { sqliteComputations } from './sql/computations.ts'
 import { sqliteDeliveries } from './sql/deliveries.ts'
+import { sqliteDeliveryBatches } from './sql/delivery-batches.ts'
 import { sqliteDestinations } from './sql/destinations.ts'
 import { sqliteIngest } from './sql/ingest.ts'
 import { sqliteMessages } from './sql/messages.ts'
@@ -38,6 +39,7 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     destinations: sqliteDestinations(db),
     messages: sqliteMessages(db),
     deliveries: sqliteDeliveries(db),
+    deliveryBatches: sqliteDeliveryBatches(db),
     attempts: sqliteAttempts(db),
     sweep: sqliteSweep(db),
     regulations: sqliteRegulations(db),

@@ -101,6 +101,8 @@ export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
           )
           await client.query('DELETE FROM attempts WHERE destination_id = $1', [pgText(id)])
           await client.query('DELETE FROM deliveries WHERE destination_id = $1', [pgText(id)])
+          await client.query('DELETE FROM batch_attempts WHERE destination_id = $1', [pgText(id)])
+          await client.query('DELETE FROM delivery_batches WHERE destination_id = $1', [pgText(id)])
           return true
         }),
       ),

@@ -1,4 +1,5 @@
 /** Outcomes on PostgreSQL, the hot write path of the delivery engine: attempts and new states in ONE statement. */
+import type { DeliveryAttempt } from '../../../domain/deliveries.ts'
 import type { ClaimRow, RecordOutcomesSql } from '../../tables/deliveries.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
@@ -31,6 +32,22 @@ FROM unnest($8::bigint[], $9::bigint[], $10::text[], $11::int[], $12::text[], $1
 JOIN updated u ON u.id = a.delivery_id
 ORDER BY a.ord`
 
+/** Attempts as the parameter arrays the attempt inserts unnest: owner id, then one array per column. */
+export function attemptColumns(attempts: { ownerId: number; attempt: DeliveryAttempt }[]): unknown[] {
+  return [
+    attempts.map((a) => a.ownerId),
+    attempts.map((a) => a.attempt.attemptedAt),
+    attempts.map((a) => pgText(a.attempt.url)),
+    attempts.map((a) => a.attempt.statusCode),
+    attempts.map((a) => pgText(a.attempt.errorKind)),
+    // Receivers' answers are arbitrary bytes: a U+0000 in one must not fail the whole group.
+    attempts.map((a) => pgText(a.attempt.errorText)),
+    // An INTEGER column: fractional milliseconds are rounded.
+    attempts.map((a) => Math.round(a.attempt.latencyMs)),
+    attempts.map((a) => pgText(a.attempt.responseExcerpt)),
+  ]
+}
+
 export function postgresRecordOutcomes(db: PostgresDatabase): RecordOutcomesSql {
   const claim = postgresClaimDeliveries(db)
   return async ({ deliveries, attempts }, now, claims) => {
@@ -42,16 +59,7 @@ export function postgresRecordOutcomes(db: PostgresDatabase): RecordOutcomesSql 
       deliveries.map((d) => d.firstAttemptAt),
       deliveries.map((d) => pgText(d.closedUrls)),
       now,
-      attempts.map((a) => a.deliveryId),
-      attempts.map((a) => a.attempt.attemptedAt),
-      attempts.map((a) => pgText(a.attempt.url)),
-      attempts.map((a) => a.attempt.statusCode),
-      attempts.map((a) => pgText(a.attempt.errorKind)),
-      // Receivers' answers are arbitrary bytes: a U+0000 in one must not fail the whole group.
-      attempts.map((a) => pgText(a.attempt.errorText)),
-      // An INTEGER column: fractional milliseconds are rounded.
-      attempts.map((a) => Math.round(a.attempt.latencyMs)),
-      attempts.map((a) => pgText(a.attempt.responseExcerpt)),
+      ...attemptColumns(attempts.map((a) => ({ ownerId: a.deliveryId, attempt: a.attempt }))),
     ]
     await db.retrying(() => db.query(RECORD_SQL, params))
     // Claims are their own statements (their commit does not wait for the WAL flush; see claim-deliveries.ts).

@@ -41,6 +41,15 @@ export function postgresSweep(db: PostgresDatabase): SweepSql {
               )
               return rows[0]?.n ?? 0
             },
+            dropEmptyBatches: async () => {
+              await client.query(
+                `WITH gone AS (
+                   DELETE FROM delivery_batches b WHERE b.status IN ('delivered', 'failed')
+                   AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.batch_id = b.id)
+                   RETURNING id)
+                 DELETE FROM batch_attempts WHERE batch_id IN (SELECT id FROM gone)`,
+              )
+            },
             expireDedupeKeys: async (before, limit) =>
               (
                 await client.query(
