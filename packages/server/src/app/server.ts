@@ -14,6 +14,7 @@ import { LazyChildLogger } from '../lib/lazy-child-logger.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
 import { AccessControl } from '../manage/access-control.ts'
 import { requireAccess } from '../manage/auth.ts'
+import { configSchemaEndpoint } from '../manage/config-endpoints.ts'
 import { managementApi } from '../manage/management-api.ts'
 import { registerOpenApi } from '../manage/openapi.ts'
 import { createMetrics, type Metrics, NO_METRICS } from '../observe/metrics.ts'
@@ -245,6 +246,7 @@ export async function createSluice(
   )
 
   await registerOpenApi(app)
+  configSchemaEndpoint(app)
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }))
   const shutdown = new Shutdown()
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

@@ -8,6 +8,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { TestEventService, type TestSender } from '../deliver/test-event.ts'
 import { AudienceService } from '../domain/audience-service.ts'
 import { ComputedTraitService } from '../domain/computed-trait-service.ts'
+import { ConfigService } from '../domain/config-service.ts'
 import { DeliveryService } from '../domain/delivery-service.ts'
 import { DestinationService } from '../domain/destination-service.ts'
 import { ProfileService } from '../domain/profile-service.ts'
@@ -20,6 +21,8 @@ import type { AccessControl } from './access-control.ts'
 import { audienceEndpoints } from './audience-endpoints.ts'
 import { requireAccess } from './auth.ts'
 import { computedTraitEndpoints } from './computed-trait-endpoints.ts'
+import { configEndpoints } from './config-endpoints.ts'
+import { SETTINGS_FIELDS } from './config-schemas.ts'
 import { deliveryEndpoints } from './delivery-endpoints.ts'
 import { destinationEndpoints } from './destination-endpoints.ts'
 import { liveEndpoints } from './live-endpoints.ts'
@@ -89,5 +92,6 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
       computedTraits: new ComputedTraitService(store),
     })
     await protectedApi.register(audienceEndpoints, { audiences: new AudienceService(store) })
+    await protectedApi.register(configEndpoints, { config: new ConfigService(store, SETTINGS_FIELDS) })
   })
 }

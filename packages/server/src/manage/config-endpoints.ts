@@ -1,0 +1,62 @@
+/**
+ * HTTP endpoints for configuration as code: `GET /config` (export), `POST /config/plan` and
+ * `POST /config/apply`. The document's own schema is served by `configSchemaEndpoint`, without a token.
+ */
+import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import { type ConfigChange, InvalidDocumentError } from '../domain/config-document.ts'
+import type { ConfigService } from '../domain/config-service.ts'
+import { HttpError } from '../lib/errors.ts'
+import { canSeeSecrets } from './auth.ts'
+import {
+  applyConfigSchema,
+  CONFIG_SCHEMA_PATH,
+  configDocumentSchema,
+  exportConfigSchema,
+  planConfigSchema,
+} from './config-schemas.ts'
+
+export const configEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
+  Options: { config: ConfigService }
+}> = async (app, { config }) => {
+  app.get('/config', { schema: exportConfigSchema }, async (request) => {
+    const secrets = request.query.secrets === 'include'
+    if (secrets && !canSeeSecrets(request)) {
+      throw new HttpError(
+        403,
+        'forbidden',
+        'Only an admin token may export secrets (secrets=include); a viewer gets placeholders without it.',
+      )
+    }
+    return config.export({ secrets })
+  })
+
+  app.post('/config/plan', { schema: planConfigSchema }, (request, reply) =>
+    answer(reply, () => config.plan(request.body)),
+  )
+
+  app.post('/config/apply', { schema: applyConfigSchema }, (request, reply) =>
+    answer(reply, () => config.apply(request.body)),
+  )
+}
+
+/** The changes, or every problem of an invalid document with its pointer. */
+async function answer(
+  reply: FastifyReply,
+  changes: () => Promise<ConfigChange[]>,
+): Promise<{ changes: ConfigChange[] }> {
+  try {
+    return { changes: await changes() }
+  } catch (error) {
+    if (!(error instanceof InvalidDocumentError)) throw error
+    const { code, message, problems } = error
+    return reply.code(400).send({ error: { code, message, field: problems[0]!.field, problems } }) as never
+  }
+}
+
+/** `GET /api/config.schema.json`: the document's JSON Schema, public like the OpenAPI document. */
+export function configSchemaEndpoint(app: FastifyInstance): void {
+  app.get(CONFIG_SCHEMA_PATH, { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/schema+json').send(configDocumentSchema),
+  )
+}
