@@ -119,7 +119,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         // The export is valid against the published schema (what editors check files with).
         const schema = await fetch(`${sluice.url}/api/config.schema.json`)
         assert.equal(schema.status, 200)
-        const validate = new Ajv2020({ strict: false }).compile(await schema.json())
+        const validate = new Ajv2020({ strict: false }).compile((await schema.json()) as object)
         assert.ok(validate(document), JSON.stringify(validate.errors))
         assert.ok(validate(withSecrets.body), JSON.stringify(validate.errors))
         assert.equal(validate({ version: 1, sources: { ' padded ': {} } }), false)
