@@ -480,7 +480,8 @@ function readDocument(
   const keyOf = (section: 'computedTraits' | 'audiences', name: string, value: unknown): string => {
     const storedKey = stored[section].get(name)?.key as string | undefined
     const givenKey = isJsonObject(value) ? value.key : undefined
-    return typeof givenKey === 'string' ? givenKey : (storedKey ?? snakeCase(name))
+    // An existing object keeps its key (a different one given is a problem of its own).
+    return storedKey ?? (typeof givenKey === 'string' ? givenKey : snakeCase(name))
   }
   const computationKeys = new Map<string, string>() // key → pointer of its object
   const audienceDefinitions = new Map<string, AudienceNode>()

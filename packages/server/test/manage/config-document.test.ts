@@ -1,0 +1,168 @@
+/**
+ * The configuration document's rules, as pure functions: any input is either planned or refused with
+ * problems that each carry a pointer (never another error), and what a plan writes is what it shows.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import fc from 'fast-check'
+import {
+  type CurrentConfig,
+  exportConfig,
+  InvalidDocumentError,
+  planConfig,
+} from '../../src/domain/config-document.ts'
+import { validateWebhooksSettings } from '../../src/domain/webhook-settings.ts'
+import { SETTINGS_FIELDS } from '../../src/manage/config-schemas.ts'
+
+const policy = (input: unknown) => validateWebhooksSettings(input)
+
+const CURRENT: CurrentConfig = {
+  sources: [{ id: 'src_1', name: 'Web', writeKey: 'w'.repeat(43), enabled: true, createdAt: 1 }],
+  destinations: [
+    {
+      id: 'dst_1',
+      name: 'Hook',
+      type: 'webhooks',
+      enabled: true,
+      sourceIds: ['src_1'],
+      settings: { webhooks: [{ url: 'https://example.com/a', headers: {} }], sharedSecret: 'kept' },
+      createdAt: 1,
+      updatedAt: 1,
+    },
+  ],
+  computedTraits: [
+    {
+      id: 'ctr_1',
+      name: 'Orders',
+      key: 'orders',
+      kind: 'count',
+      event: 'Order Completed',
+      property: null,
+      where: [],
+      withinDays: null,
+      destinationIds: ['dst_1'],
+      status: 'live',
+      error: null,
+      createdAt: 1,
+      updatedAt: 1,
+    },
+  ],
+  audiences: [
+    {
+      id: 'aud_1',
+      name: 'Buyers',
+      key: 'buyers',
+      definition: { computedTrait: 'orders', op: '>=', value: 1 },
+      destinationIds: [],
+      includeAnonymous: false,
+      status: 'disabled',
+      error: null,
+      lastSyncAt: null,
+      createdAt: 1,
+      updatedAt: 1,
+    },
+  ],
+}
+
+test('any document is planned or refused with pointed problems, never anything else', () => {
+  const member = fc.oneof(fc.jsonValue(), fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue()))
+  const object = fc.dictionary(
+    fc.constantFrom(
+      'enabled',
+      'writeKey',
+      'type',
+      'sources',
+      'settings',
+      'kind',
+      'event',
+      'property',
+      'where',
+      'withinDays',
+      'key',
+      'definition',
+      'destinations',
+      'includeAnonymous',
+    ),
+    member,
+  )
+  const section = fc.dictionary(
+    fc.constantFrom('Web', 'Hook', 'Orders', 'Buyers', 'New', ' x'),
+    fc.oneof(object, fc.jsonValue()),
+  )
+  const document = fc.record(
+    {
+      version: fc.oneof(fc.constant(1), fc.jsonValue()),
+      prune: fc.oneof(fc.boolean(), fc.jsonValue()),
+      sources: fc.oneof(section, fc.jsonValue()),
+      destinations: section,
+      computedTraits: section,
+      audiences: section,
+    },
+    { requiredKeys: ['version'] },
+  )
+  fc.assert(
+    fc.property(fc.oneof(document, fc.jsonValue()), (input) => {
+      try {
+        planConfig(CURRENT, input, SETTINGS_FIELDS, policy)
+      } catch (error) {
+        assert.ok(error instanceof InvalidDocumentError, String(error))
+        assert.ok(error.problems.length > 0)
+        for (const problem of error.problems) {
+          assert.equal(typeof problem.field, 'string')
+          assert.ok(problem.message.length > 0)
+        }
+      }
+    }),
+    { numRuns: 2_000 },
+  )
+})
+
+test('the export plans nothing against the state it came from, with or without secrets', () => {
+  for (const secrets of [false, true]) {
+    const document = exportConfig(CURRENT, SETTINGS_FIELDS, { secrets })
+    const plan = planConfig(CURRENT, document, SETTINGS_FIELDS, policy)
+    assert.deepEqual(plan.changes, [])
+    assert.deepEqual(plan.writes.destinations.update, [])
+  }
+  const document = exportConfig(CURRENT, SETTINGS_FIELDS, { secrets: false }) as any
+  assert.equal(document.audiences.Buyers.enabled, false, 'a disabled audience exports as enabled: false')
+})
+
+test('a reference to an object pruned away is a problem; one kept without prune is not', () => {
+  const document = {
+    version: 1,
+    destinations: {
+      'New hook': { sources: ['Web'], settings: { webhooks: [{ url: 'https://example.com/n' }] } },
+    },
+  }
+  const kept = planConfig(CURRENT, document, SETTINGS_FIELDS, policy)
+  assert.deepEqual(kept.writes.destinations.create[0]!.sources, [{ id: 'src_1' }])
+  assert.deepEqual(
+    kept.changes.map((change) => change.action),
+    ['create'],
+  )
+  assert.throws(
+    () => planConfig(CURRENT, { ...document, prune: true }, SETTINGS_FIELDS, policy),
+    (error: InvalidDocumentError) =>
+      error.problems.some((problem) => problem.field === '/destinations/New hook/sources/0'),
+  )
+})
+
+test('keys: given for a new object, never changed for an existing one, unique across both kinds', () => {
+  const copy = exportConfig(CURRENT, SETTINGS_FIELDS, { secrets: true }) as any
+  copy.computedTraits.Orders.key = 'other_key'
+  copy.audiences['Renamed buyers'] = { ...copy.audiences.Buyers, key: 'orders' }
+  assert.throws(
+    () => planConfig(CURRENT, copy, SETTINGS_FIELDS, policy),
+    (error: InvalidDocumentError) =>
+      JSON.stringify(error.problems.map((problem) => problem.field)) ===
+      JSON.stringify(['/computedTraits/Orders/key', '/audiences/Renamed buyers']),
+  )
+  const fresh = planConfig(
+    { sources: [], destinations: [], computedTraits: [], audiences: [] },
+    { version: 1, computedTraits: { 'Any Name': { key: 'old_key', kind: 'count', event: 'E' } } },
+    SETTINGS_FIELDS,
+    policy,
+  )
+  assert.equal(fresh.writes.computedTraits.create[0]!.key, 'old_key')
+})
