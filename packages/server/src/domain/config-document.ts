@@ -41,7 +41,11 @@ import type { Source } from './sources.ts'
 /** The document's format; a document of another version is refused. */
 export const CONFIG_VERSION = 1
 
-/** The sections keyed by name, in the document's order. */
+/**
+ * The sections keyed by name, in the document's order. Alert settings are not here yet: when Sluice
+ * has them, they are one object (not keyed by name), exported after these as `alerts`, planned with
+ * `differences` like any object, and added to the document's schema (manage/config-schemas.ts).
+ */
 export const SECTIONS = ['sources', 'destinations', 'computedTraits', 'audiences'] as const
 export type ConfigSection = (typeof SECTIONS)[number]
 

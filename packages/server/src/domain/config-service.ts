@@ -31,6 +31,8 @@ export class ConfigService {
   private readonly store: ConfigStore & SourceStore & DeliveryStore & ProfileStore
   private readonly fields: SettingsFields
   private readonly settingsPolicy: SettingsPolicy
+  /** The apply in progress: applies in this process wait for each other, so none plans against a state another is changing. */
+  private applying: Promise<unknown> = Promise.resolve()
 
   /** `fields`: the destination settings' members and secrets, from their schema. */
   constructor(
@@ -54,10 +56,14 @@ export class ConfigService {
   }
 
   /** Makes the changes `document` asks for, all in one transaction, and answers them. */
-  async apply(document: unknown): Promise<ConfigChange[]> {
-    const { changes, writes } = planConfig(await this.current(), document, this.fields, this.settingsPolicy)
-    if (changes.length > 0) await this.store.applyConfig(writes)
-    return changes
+  apply(document: unknown): Promise<ConfigChange[]> {
+    const applied = this.applying.then(async () => {
+      const { changes, writes } = planConfig(await this.current(), document, this.fields, this.settingsPolicy)
+      if (changes.length > 0) await this.store.applyConfig(writes)
+      return changes
+    })
+    this.applying = applied.catch(() => {})
+    return applied
   }
 
   /** What Sluice has; refused when a name is used twice in a section (a document could not tell them apart). */

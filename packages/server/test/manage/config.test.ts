@@ -359,6 +359,24 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       }
     })
 
+    test('applies sent at once are made one after the other: each object is created once', async () => {
+      const sluice = await startOn(backend)
+      try {
+        const document = { version: 1, sources: { Once: {} }, destinations: {} }
+        const answers = await Promise.all(
+          [1, 2, 3, 4].map(() => sluice.api('POST', '/api/v1/config/apply', document)),
+        )
+        assert.deepEqual(
+          answers.map((answer) => answer.status),
+          [200, 200, 200, 200],
+        )
+        assert.equal(answers.flatMap((answer) => answer.body.changes).length, 1)
+        assert.equal((await sluice.store.listSources()).length, 1)
+      } finally {
+        await sluice.destroy()
+      }
+    })
+
     test('duplicate names are refused with their ids; viewers export placeholders only', async () => {
       const sluice = await startOn(backend)
       try {
