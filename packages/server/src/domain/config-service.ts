@@ -1,17 +1,18 @@
 /**
  * Configuration as code for every caller (management API; the CLI through it): export what Sluice has
  * as a document, plan what a document would change, apply it in one transaction. The rules are in
- * config-document.ts; this reads the stored records and writes through the store.
+ * config-document.ts, config-reading.ts and config-plan.ts; this reads the stored records and writes
+ * through the store.
  */
 import {
   type ConfigChange,
   type CurrentConfig,
   exportConfig,
-  planConfig,
   SECTIONS,
   type SettingsFields,
   type SettingsPolicy,
 } from './config-document.ts'
+import { planConfig } from './config-plan.ts'
 import type { ConfigStore } from './config-store.ts'
 import type { DeliveryStore } from './delivery-store.ts'
 import { ConflictError } from './errors.ts'

@@ -5,12 +5,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import fc from 'fast-check'
-import {
-  type CurrentConfig,
-  exportConfig,
-  InvalidDocumentError,
-  planConfig,
-} from '../../src/domain/config-document.ts'
+import { type CurrentConfig, exportConfig, InvalidDocumentError } from '../../src/domain/config-document.ts'
+import { planConfig } from '../../src/domain/config-plan.ts'
 import { validateWebhooksSettings } from '../../src/domain/webhook-settings.ts'
 import { SETTINGS_FIELDS } from '../../src/manage/config-schemas.ts'
 
