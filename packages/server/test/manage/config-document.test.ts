@@ -7,6 +7,7 @@ import { test } from 'node:test'
 import fc from 'fast-check'
 import { type CurrentConfig, exportConfig, InvalidDocumentError } from '../../src/domain/config-document.ts'
 import { planConfig } from '../../src/domain/config-plan.ts'
+import { ValidationError } from '../../src/domain/errors.ts'
 import { validateWebhooksSettings } from '../../src/domain/webhook-settings.ts'
 import { SETTINGS_FIELDS } from '../../src/manage/config-schemas.ts'
 
@@ -161,4 +162,52 @@ test('keys: given for a new object, never changed for an existing one, unique ac
     policy,
   )
   assert.equal(fresh.writes.computedTraits.create[0]!.key, 'old_key')
+})
+
+test('destination settings come from their schema: a setting added there is exported and planned', () => {
+  assert.deepEqual(SETTINGS_FIELDS, { names: ['webhooks', 'sharedSecret'], secrets: ['sharedSecret'] })
+  // A later setting (as another part of Sluice may add): listed in the schema, checked by the policy.
+  const fields = {
+    names: [...SETTINGS_FIELDS.names, 'method', 'signingKey'],
+    secrets: ['sharedSecret', 'signingKey'],
+  }
+  const withMethod = (input: unknown) => {
+    const { method, signingKey, ...rest } = input as Record<string, unknown>
+    if (method !== undefined && method !== 'POST' && method !== 'PUT') {
+      throw new ValidationError('/settings/method', 'method must be POST or PUT.')
+    }
+    return {
+      ...validateWebhooksSettings(rest),
+      method: method ?? 'POST',
+      signingKey: signingKey ?? null,
+    } as never
+  }
+  const hook = CURRENT.destinations[0]!
+  const current = {
+    ...CURRENT,
+    destinations: [{ ...hook, settings: { ...hook.settings, method: 'POST', signingKey: 'k1' } as never }],
+  }
+  const document = exportConfig(current, fields, { secrets: false }) as any
+  assert.equal(document.destinations.Hook.settings.method, 'POST')
+  assert.deepEqual(document.destinations.Hook.settings.signingKey, {
+    $secret: 'destinations/Hook/signingKey',
+  })
+  assert.deepEqual(planConfig(current, document, fields, withMethod).changes, [])
+
+  document.destinations.Hook.settings.method = 'PUT'
+  const plan = planConfig(current, document, fields, withMethod)
+  assert.deepEqual(plan.changes, [
+    {
+      action: 'update',
+      section: 'destinations',
+      name: 'Hook',
+      fields: [{ field: '/settings/method', from: 'POST', to: 'PUT' }],
+    },
+  ])
+  assert.equal((plan.writes.destinations.update[0]!.settings as any).signingKey, 'k1', 'its secret kept')
+  document.destinations.Hook.settings.method = 'GET'
+  assert.throws(
+    () => planConfig(current, document, fields, withMethod),
+    (error: InvalidDocumentError) => error.problems[0]!.field === '/destinations/Hook/settings/method',
+  )
 })
