@@ -66,6 +66,9 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(values.role ? { ...process.env, SLUICE_ROLE: values.role } : process.env)
   if (command === 'start') return start(config)
   if (command === 'config') {
+    if (sub !== 'export' && sub !== 'plan' && sub !== 'apply') {
+      throw new ConfigCommandError(`Unknown config command "${sub ?? ''}". Usage:\n${CONFIG_USAGE}`)
+    }
     // A local Sluice that generated its token keeps it in its data directory.
     const adminToken =
       values['admin-token'] ??
