@@ -413,3 +413,34 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     })
   })
 }
+
+describe('configuration as code across processes sharing PostgreSQL', () => {
+  test('applies sent to two processes at once create each object once; the later is told to plan again', async () => {
+    const database = await freshDatabase()
+    const first = await startTestSluice({ databaseUrl: database.url })
+    const second = await startTestSluice({ databaseUrl: database.url })
+    try {
+      const document = {
+        version: 1,
+        sources: { Shared: {} },
+        destinations: {
+          Everywhere: { sources: ['Shared'], settings: { webhooks: [{ url: 'https://example.com/e' }] } },
+        },
+      }
+      const answers = await Promise.all(
+        [first, second, first, second].map((sluice) => sluice.api('POST', '/api/v1/config/apply', document)),
+      )
+      for (const answer of answers) {
+        assert.ok(answer.status === 200 || answer.status === 409, JSON.stringify(answer.body))
+        if (answer.status === 409) assert.match(answer.body.error.message, /plan again/)
+      }
+      assert.equal((await first.store.listSources()).length, 1)
+      assert.equal((await first.store.listDestinations()).length, 1)
+      assert.deepEqual((await ok(second, 'POST', '/api/v1/config/plan', document)).changes, [])
+    } finally {
+      await first.close()
+      await second.close()
+      await database.drop()
+    }
+  })
+})

@@ -103,6 +103,12 @@ export class ConfigCore implements ConfigStore {
     }
 
     const rows: ConfigRowWrites = {
+      newNames: {
+        sources: writes.sources.create.map((source) => source.name),
+        destinations: writes.destinations.create.map((destination) => destination.name),
+        computedTraits: writes.computedTraits.create.map((trait) => trait.name),
+        audiences: writes.audiences.create.map((audience) => audience.name),
+      },
       deleteComputations: [...writes.audiences.delete, ...writes.computedTraits.delete],
       insertSources: writes.sources.create.map((source) => ({
         id: newSourceIds.get(source.name)!,

@@ -11,6 +11,11 @@ import type { Awaitable } from './sql-types.ts'
 
 /** The rows of one apply, ids resolved. */
 export interface ConfigRowWrites {
+  /**
+   * The names of the objects it creates: none may exist when the transaction runs (another apply made
+   * it since this one was planned), or nothing is applied.
+   */
+  newNames: { sources: string[]; destinations: string[]; computedTraits: string[]; audiences: string[] }
   deleteComputations: string[]
   insertSources: (Omit<SourceRow, 'enabled'> & { enabled: boolean })[]
   updateSources: { id: string; change: SourceChange }[]
@@ -58,6 +63,7 @@ export function checkStep(step: ConfigStep, answer: unknown): void {
 export function configSteps(tables: ConfigTables, writes: ConfigRowWrites): ConfigStep[] {
   const { sources, destinations, computations } = tables
   return [
+    { run: () => namesFree(tables, writes.newNames), what: 'create objects whose names another apply took' },
     ...writes.deleteComputations.map((id) => ({
       run: () => computations.delete(id),
       what: `delete computation ${id}`,
@@ -93,4 +99,23 @@ export function configSteps(tables: ConfigTables, writes: ConfigRowWrites): Conf
       what: `update computation ${id}`,
     })),
   ]
+}
+
+/** True when no object has one of `names` in its section (read in the transaction, after its lock). */
+function namesFree(tables: ConfigTables, names: ConfigRowWrites['newNames']): Awaitable<boolean> {
+  const lists = [tables.sources.list(), tables.destinations.list(), tables.computations.list()] as const
+  const free = ([sources, destinations, computations]: [
+    { name: string }[],
+    { name: string }[],
+    ComputationRow[],
+  ]) =>
+    !sources.some((row) => names.sources.includes(row.name)) &&
+    !destinations.some((row) => names.destinations.includes(row.name)) &&
+    !computations.some((row) =>
+      (row.class === 'audience' ? names.audiences : names.computedTraits).includes(row.name),
+    )
+  // SQLite answers at once (its steps must run synchronously inside its transaction); PostgreSQL later.
+  return lists.some((list) => list instanceof Promise)
+    ? Promise.all(lists).then(free)
+    : free(lists as unknown as Parameters<typeof free>[0])
 }
