@@ -25,6 +25,14 @@ import { readDocument } from './config-reading.ts'
 import type { ComputedTraitDefinition, ConfigWrites, DestinationRef, SourceRef } from './config-store.ts'
 import type { DestinationType, WebhooksSettings } from './destinations.ts'
 
+/** What the writes refer to by name: sources and destinations (existing or created), and the settings to write. */
+interface References {
+  source(name: string): SourceRef
+  destination(name: string): DestinationRef
+  /** A destination's settings as its policy returned them. */
+  settings(name: string): WebhooksSettings
+}
+
 /** The members that differ between two canonical objects: top level, and one level into `settings`. */
 function differences(from: Canonical, to: Canonical): FieldChange[] {
   const changes: FieldChange[] = []
@@ -75,13 +83,16 @@ export function planConfig(
     audiences: new Map(current.audiences.map((item) => [item.name, item.id])),
   }
   // A name refers to the source Sluice has under it (kept: a pruned one cannot be referred to), else to one created.
-  const sourceRef = (name: string): SourceRef => {
-    const id = ids.sources.get(name)
-    return id === undefined ? { created: name } : { id }
-  }
-  const destinationRef = (name: string): DestinationRef => {
-    const id = ids.destinations.get(name)
-    return id === undefined ? { created: name } : { id }
+  const refs: References = {
+    source: (name) => {
+      const id = ids.sources.get(name)
+      return id === undefined ? { created: name } : { id }
+    },
+    destination: (name) => {
+      const id = ids.destinations.get(name)
+      return id === undefined ? { created: name } : { id }
+    },
+    settings: (name) => desired.destinationSettings.get(name)!,
   }
 
   const changes: ConfigChange[] = []
@@ -103,7 +114,7 @@ export function planConfig(
         writes[section].delete.push(ids[section].get(name)!)
       } else if (before === undefined) {
         changes.push({ action: 'create', section, name, value: masked(section, name, after, fields) })
-        addCreate(writes, section, name, after, sourceRef, destinationRef)
+        addCreate(writes, section, name, after, refs)
       } else {
         const fieldChanges = differences(before, after)
         if (fieldChanges.length === 0) continue
@@ -113,7 +124,7 @@ export function planConfig(
           name,
           fields: fieldChanges.map((change) => shownChange(change, section, name, fields)),
         })
-        addUpdate(writes, section, ids[section].get(name)!, fieldChanges, after, sourceRef, destinationRef)
+        addUpdate(writes, section, name, ids[section].get(name)!, fieldChanges, after, refs)
       }
     }
   }
@@ -125,10 +136,9 @@ function addCreate(
   section: ConfigSection,
   name: string,
   object: Canonical,
-  sourceRef: (name: string) => SourceRef,
-  destinationRef: (name: string) => DestinationRef,
+  refs: References,
 ): void {
-  const destinations = () => (object.destinations as string[]).map(destinationRef)
+  const destinations = () => (object.destinations as string[]).map(refs.destination)
   if (section === 'sources') {
     writes.sources.create.push({
       name,
@@ -140,8 +150,8 @@ function addCreate(
       name,
       type: object.type as DestinationType,
       enabled: object.enabled as boolean,
-      sources: (object.sources as string[]).map(sourceRef),
-      settings: object.settings as unknown as WebhooksSettings,
+      sources: (object.sources as string[]).map(refs.source),
+      settings: refs.settings(name),
     })
   } else if (section === 'computedTraits') {
     writes.computedTraits.create.push({
@@ -166,17 +176,17 @@ function addCreate(
 function addUpdate(
   writes: ConfigWrites,
   section: ConfigSection,
+  name: string,
   id: string,
   changes: FieldChange[],
   object: Canonical,
-  sourceRef: (name: string) => SourceRef,
-  destinationRef: (name: string) => DestinationRef,
+  refs: References,
 ): void {
   const changed = (field: string) =>
     changes.some((change) => change.field === field || change.field.startsWith(`${field}/`))
   const enabled = changed('/enabled') ? { enabled: object.enabled as boolean } : {}
   const destinations = changed('/destinations')
-    ? { destinations: (object.destinations as string[]).map(destinationRef) }
+    ? { destinations: (object.destinations as string[]).map(refs.destination) }
     : {}
   if (section === 'sources') {
     writes.sources.update.push({
@@ -188,8 +198,8 @@ function addUpdate(
     writes.destinations.update.push({
       id,
       ...enabled,
-      ...(changed('/sources') ? { sources: (object.sources as string[]).map(sourceRef) } : {}),
-      ...(changed('/settings') ? { settings: object.settings as unknown as WebhooksSettings } : {}),
+      ...(changed('/sources') ? { sources: (object.sources as string[]).map(refs.source) } : {}),
+      ...(changed('/settings') ? { settings: refs.settings(name) } : {}),
     })
   } else if (section === 'computedTraits') {
     const definitionChanged = ['/kind', '/event', '/property', '/where', '/withinDays'].some(changed)

@@ -29,7 +29,7 @@ import {
   traitCanonical,
 } from './config-document.ts'
 import type { ComputedTraitDefinition } from './config-store.ts'
-import { DESTINATION_TYPES, type DestinationType } from './destinations.ts'
+import { DESTINATION_TYPES, type DestinationType, type WebhooksSettings } from './destinations.ts'
 import { ValidationError } from './errors.ts'
 import { cleanName } from './names.ts'
 
@@ -37,6 +37,8 @@ import { cleanName } from './names.ts'
 export interface Desired {
   prune: boolean
   sections: Record<ConfigSection, Named>
+  /** Each destination's settings as its policy returned them (every member, nulls too): what is written. */
+  destinationSettings: ReadonlyMap<string, WebhooksSettings>
 }
 
 const DOCUMENT_MEMBERS = ['version', 'prune', '$schema', ...SECTIONS]
@@ -70,6 +72,7 @@ class DocumentReader {
   readonly #fields: SettingsFields
   readonly #settingsPolicy: SettingsPolicy
   readonly #problems: DocumentProblem[] = []
+  readonly #destinationSettings = new Map<string, WebhooksSettings>()
 
   constructor(stored: Record<ConfigSection, Named>, fields: SettingsFields, settingsPolicy: SettingsPolicy) {
     this.#stored = stored
@@ -129,7 +132,11 @@ class DocumentReader {
     }))
 
     if (this.#problems.length > 0) throw new InvalidDocumentError(this.#problems)
-    return { prune, sections: { sources, destinations, computedTraits, audiences } }
+    return {
+      prune,
+      sections: { sources, destinations, computedTraits, audiences },
+      destinationSettings: this.#destinationSettings,
+    }
   }
 
   /** A section's objects by name (`{}` when left out); each name checked as names are when stored. */
@@ -211,7 +218,7 @@ class DocumentReader {
         `A destination's type cannot change (it is ${JSON.stringify(current.type)}); give the new one another name.`,
       )
     }
-    const settings = this.#settings(value.settings, (current?.settings ?? {}) as Canonical, at)
+    const settings = this.#settings(name, value.settings, (current?.settings ?? {}) as Canonical, at)
     return {
       type,
       enabled: this.#boolean(value.enabled, true, `${at}/enabled`),
@@ -221,7 +228,7 @@ class DocumentReader {
   }
 
   /** Settings checked by the destination's own policy, each secret placeholder replaced by the stored secret. */
-  #settings(value: unknown, current: Canonical, at: string): Canonical {
+  #settings(name: string, value: unknown, current: Canonical, at: string): Canonical {
     if (!isJsonObject(value)) {
       this.#add(
         `${at}/settings`,
@@ -237,7 +244,9 @@ class DocumentReader {
       })
     }
     const checked = this.#check(at, () => this.#settingsPolicy(input))
-    return checked ? storedSettings(checked, this.#fields) : {}
+    if (!checked) return {}
+    this.#destinationSettings.set(name, checked)
+    return storedSettings(checked, this.#fields)
   }
 
   /**

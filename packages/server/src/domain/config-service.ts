@@ -60,7 +60,14 @@ export class ConfigService {
   apply(document: unknown): Promise<ConfigChange[]> {
     const applied = this.applying.then(async () => {
       const { changes, writes } = planConfig(await this.current(), document, this.fields, this.settingsPolicy)
-      if (changes.length > 0) await this.store.applyConfig(writes)
+      if (changes.length === 0) return changes
+      const result = await this.store.applyConfig(writes)
+      if (!result.applied) {
+        throw new ConflictError(
+          'config_changed',
+          `${result.reason} Nothing was applied; plan again and apply what the plan shows.`,
+        )
+      }
       return changes
     })
     this.applying = applied.catch(() => {})

@@ -97,14 +97,17 @@ export interface ConfigWrites {
   audiences: { create: ConfigAudienceCreate[]; update: ConfigAudienceUpdate[]; delete: string[] }
 }
 
+/** Whether an apply was made; when not, nothing was written, and why (another change came first). */
+export type ConfigApplied = { applied: true } | { applied: false; reason: string }
+
 export interface ConfigStore {
   /**
    * Makes every change in one transaction: deletions of computations first (their keys may be reused),
    * then sources, destinations, their deletions, and the computations' creations and updates. A new
    * computation's backfill is queued, a changed one's profiles again, as their own methods do. Applies
    * run one at a time (on PostgreSQL, across processes). When an object to update or delete is gone,
-   * one to create exists by now, or a computation's key is taken, nothing is applied and it throws
-   * `ConflictError`. Announces `sources` and `config` after the commit.
+   * one to create exists by now, or a computation's key is taken, nothing is applied and it answers
+   * why. Announces `sources` and `config` after the commit.
    */
-  applyConfig(writes: ConfigWrites): Promise<void>
+  applyConfig(writes: ConfigWrites): Promise<ConfigApplied>
 }

@@ -135,6 +135,11 @@ test('a reference to an object pruned away is a problem; one kept without prune 
   const kept = planConfig(CURRENT, document, SETTINGS_FIELDS, policy)
   assert.deepEqual(kept.writes.destinations.create[0]!.sources, [{ id: 'src_1' }])
   assert.deepEqual(
+    kept.writes.destinations.create[0]!.settings,
+    { webhooks: [{ url: 'https://example.com/n', headers: {} }], sharedSecret: null },
+    'settings are written whole, as the policy returns them (no secret is null, not missing)',
+  )
+  assert.deepEqual(
     kept.changes.map((change) => change.action),
     ['create'],
   )

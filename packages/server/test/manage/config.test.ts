@@ -251,6 +251,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
             to: null,
           },
         ])
+        const destination = (await ok(sluice, 'GET', '/api/v1/destinations')).destinations[0]
+        assert.equal(destination.settings.sharedSecretSet, false, 'the secret is gone, and says so')
       } finally {
         await sluice.destroy()
       }
@@ -327,31 +329,32 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     test('the store applies everything in one transaction: a write that fails undoes the others', async () => {
       const sluice = await startOn(backend)
       try {
-        await assert.rejects(
-          sluice.store.applyConfig({
-            sources: {
-              create: [{ name: 'Made then undone', enabled: true, writeKey: null }],
-              update: [],
-              delete: [],
-            },
-            destinations: {
-              create: [
-                {
-                  name: 'Also undone',
-                  type: 'webhooks',
-                  enabled: true,
-                  sources: [{ created: 'Made then undone' }],
-                  settings: { webhooks: [{ url: 'https://example.com/x', headers: {} }], sharedSecret: null },
-                },
-              ],
-              update: [{ id: 'dst_gone', enabled: false }],
-              delete: [],
-            },
-            computedTraits: { create: [], update: [], delete: [] },
-            audiences: { create: [], update: [], delete: [] },
-          }),
-          (error: Error) => error.name === 'ConflictError' && /Nothing was applied/.test(error.message),
-        )
+        const result = await sluice.store.applyConfig({
+          sources: {
+            create: [{ name: 'Made then undone', enabled: true, writeKey: null }],
+            update: [],
+            delete: [],
+          },
+          destinations: {
+            create: [
+              {
+                name: 'Also undone',
+                type: 'webhooks',
+                enabled: true,
+                sources: [{ created: 'Made then undone' }],
+                settings: { webhooks: [{ url: 'https://example.com/x', headers: {} }], sharedSecret: null },
+              },
+            ],
+            update: [{ id: 'dst_gone', enabled: false }],
+            delete: [],
+          },
+          computedTraits: { create: [], update: [], delete: [] },
+          audiences: { create: [], update: [], delete: [] },
+        })
+        assert.deepEqual(result, {
+          applied: false,
+          reason: 'Could not update destination dst_gone: it changed while the configuration was applied.',
+        })
         assert.deepEqual(await sluice.store.listSources(), [])
         assert.deepEqual(await sluice.store.listDestinations(), [])
       } finally {

@@ -922,7 +922,7 @@ export function storeContract(backend: StoreBackend): void {
           sharedSecret: 's',
         }
         const none = { create: [], update: [], delete: [] }
-        await store.applyConfig({
+        const applied = await store.applyConfig({
           sources: {
             create: [{ name: 'New', enabled: false, writeKey: 'new-write-key-0123456789' }],
             update: [{ id: kept.id, writeKey: 'replaced-write-key-0123456789' }],
@@ -962,6 +962,7 @@ export function storeContract(backend: StoreBackend): void {
           },
           audiences: none,
         })
+        assert.deepEqual(applied, { applied: true })
         const sources = await store.listSources()
         const created = sources.find((source) => source.name === 'New')!
         assert.deepEqual(sources.map((source) => source.name).sort(), ['Kept', 'New'])
@@ -981,31 +982,28 @@ export function storeContract(backend: StoreBackend): void {
         assert.equal(trait!.status, 'disabled', 'created disabled, in the same transaction')
 
         // One write that finds nothing to change undoes the others.
-        await assert.rejects(
-          store.applyConfig({
-            sources: {
-              create: [{ name: 'Undone', enabled: true, writeKey: null }],
-              update: [],
-              delete: [kept.id],
-            },
-            destinations: { create: [], update: [{ id: hook!.id, enabled: false }], delete: ['dst_missing'] },
-            computedTraits: none,
-            audiences: none,
-          }),
-          /Nothing was applied/,
-        )
+        const stale = await store.applyConfig({
+          sources: {
+            create: [{ name: 'Undone', enabled: true, writeKey: null }],
+            update: [],
+            delete: [kept.id],
+          },
+          destinations: { create: [], update: [{ id: hook!.id, enabled: false }], delete: ['dst_missing'] },
+          computedTraits: none,
+          audiences: none,
+        })
+        assert.equal(stale.applied, false)
+        assert.match(stale.applied ? '' : stale.reason, /delete destination dst_missing/)
         assert.deepEqual((await store.listSources()).map((source) => source.name).sort(), ['Kept', 'New'])
         assert.equal((await store.getDestination(hook!.id))?.enabled, true)
         // An object to create that exists by now (another apply made it) undoes the apply too.
-        await assert.rejects(
-          store.applyConfig({
-            sources: { create: [{ name: 'New', enabled: true, writeKey: null }], update: [], delete: [] },
-            destinations: none,
-            computedTraits: none,
-            audiences: none,
-          }),
-          /Nothing was applied/,
-        )
+        const taken = await store.applyConfig({
+          sources: { create: [{ name: 'New', enabled: true, writeKey: null }], update: [], delete: [] },
+          destinations: none,
+          computedTraits: none,
+          audiences: none,
+        })
+        assert.equal(taken.applied, false)
         assert.equal((await store.listSources()).length, 2)
       },
     )

@@ -3,8 +3,13 @@
  * rows (ids, times, settings text, the computations' backfill and requeue scopes decided by the profile
  * rules, as their own methods do) and written in one transaction by the backend's `config` SQL.
  */
-import type { ConfigStore, ConfigWrites, DestinationRef, SourceRef } from '../../domain/config-store.ts'
-import { ConflictError } from '../../domain/errors.ts'
+import type {
+  ConfigApplied,
+  ConfigStore,
+  ConfigWrites,
+  DestinationRef,
+  SourceRef,
+} from '../../domain/config-store.ts'
 import { newId, newSecretToken } from '../../lib/ids.ts'
 import {
   type AudienceDefinition,
@@ -32,7 +37,20 @@ export class ConfigCore implements ConfigStore {
     this.#changes = changes
   }
 
-  async applyConfig(writes: ConfigWrites): Promise<void> {
+  async applyConfig(writes: ConfigWrites): Promise<ConfigApplied> {
+    try {
+      await this.#sql.config.apply(await this.#rows(writes))
+    } catch (error) {
+      if (error instanceof StaleConfigWrite) return { applied: false, reason: error.message }
+      throw error
+    }
+    this.#changes.committed('sources')
+    this.#changes.committed('config')
+    return { applied: true }
+  }
+
+  /** The writes as rows: ids and times given, the computations' changes and queues decided by the rules. */
+  async #rows(writes: ConfigWrites): Promise<ConfigRowWrites> {
     const now = Date.now()
     const newSourceIds = new Map(writes.sources.create.map((source) => [source.name, newId('src')]))
     const newDestinationIds = new Map(
@@ -102,7 +120,7 @@ export class ConfigCore implements ConfigStore {
       )
     }
 
-    const rows: ConfigRowWrites = {
+    return {
       newNames: {
         sources: writes.sources.create.map((source) => source.name),
         destinations: writes.destinations.create.map((destination) => destination.name),
@@ -148,19 +166,11 @@ export class ConfigCore implements ConfigStore {
       insertComputations,
       updateComputations,
     }
-    try {
-      await this.#sql.config.apply(rows)
-    } catch (error) {
-      if (error instanceof StaleConfigWrite) throw changedMeanwhile(error.message)
-      throw error
-    }
-    this.#changes.committed('sources')
-    this.#changes.committed('config')
   }
 
   async #current(id: string): Promise<ComputationRow> {
     const row = await this.#sql.computations.get(id)
-    if (!row) throw changedMeanwhile(`Computation ${id} was deleted meanwhile.`)
+    if (!row) throw new StaleConfigWrite(`Computation ${id} was deleted meanwhile.`)
     return row
   }
 
@@ -172,11 +182,4 @@ export class ConfigCore implements ConfigStore {
     const { change, scope } = this.#rules.change(row, patch, now)
     return { id: row.id, change, queue: scope }
   }
-}
-
-function changedMeanwhile(detail: string): ConflictError {
-  return new ConflictError(
-    'config_changed',
-    `${detail} Nothing was applied; plan again and apply what the plan shows.`,
-  )
 }
