@@ -15,8 +15,9 @@ export const CONFIG_USAGE = `  config export [--secrets] [--yaml]
                          Print the configuration (sources, destinations, computed traits,
                          audiences) as one document keyed by names; secrets as placeholders
                          unless --secrets
-  config plan FILE [--prune]
-                         Show what applying FILE (YAML or JSON) would change; changes nothing
+  config plan FILE [--prune] [--exit-code]
+                         Show what applying FILE (YAML or JSON) would change; changes nothing.
+                         --exit-code: exit 2 when there are changes (drift checks in CI)
   config apply FILE [--prune]
                          Make those changes, all or nothing; --prune also deletes what FILE
                          leaves out. {"$env": "NAME"} in FILE is read from this environment
@@ -30,6 +31,8 @@ export interface ConfigCommandOptions {
   prune?: boolean | undefined
   yaml?: boolean | undefined
   json?: boolean | undefined
+  /** `plan` exits 2 when there are changes. Default: 0 either way. */
+  exitCode?: boolean | undefined
   /** Where `$env` values come from. Default: this process's environment. */
   env?: NodeJS.ProcessEnv
 }
@@ -55,7 +58,7 @@ export async function configCommand(
     }
     if (options.json) process.stdout.write(`${JSON.stringify({ changes }, null, 2)}\n`)
     else process.stdout.write(describeChanges(changes, sub === 'apply'))
-    return 0
+    return sub === 'plan' && options.exitCode && changes.length > 0 ? 2 : 0
   }
   throw new ConfigCommandError(`Usage:\n${CONFIG_USAGE}`)
 }

@@ -48,6 +48,7 @@ async function main(argv: string[]): Promise<number> {
       secrets: { type: 'boolean' },
       prune: { type: 'boolean' },
       yaml: { type: 'boolean' },
+      'exit-code': { type: 'boolean' },
     },
   })
   const [command, sub, ...rest] = positionals
@@ -86,6 +87,7 @@ async function main(argv: string[]): Promise<number> {
       prune: values.prune,
       yaml: values.yaml,
       json: values.json,
+      exitCode: values['exit-code'],
     })
   }
   if (command === 'sources' && (sub === 'create' || sub === 'list')) {

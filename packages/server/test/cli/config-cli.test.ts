@@ -77,7 +77,9 @@ destinations:
       const apply = await cli(['apply', file], env)
       assert.equal(apply.code, 0, apply.stderr)
       assert.match(apply.stdout, /Applied 2 changes/)
-      assert.match((await cli(['plan', file], env)).stdout, /No changes/)
+      const same = await cli(['plan', file, '--exit-code'], env)
+      assert.equal(same.code, 0, same.stderr)
+      assert.match(same.stdout, /No changes/)
 
       // The write key and the secret are the environment's: a call is accepted and signed with it.
       const sent = await rawRequest(sluice.url, 'POST', '/v1/track', {
@@ -115,6 +117,7 @@ destinations:
       assert.equal(plan.code, 0, plan.stderr)
       assert.match(plan.stdout, /~ update destinations "Orders hook"\n {4}\/enabled: true -> false/)
       assert.doesNotMatch(plan.stdout, /delete/)
+      assert.equal((await cli(['plan', file, '--exit-code'])).code, 2, 'drift found')
       const pruned = await cli(['plan', file, '--prune'])
       assert.match(pruned.stdout, /- delete sources "Legacy"/)
       const apply = await cli(['apply', file, '--prune', '--json'])
