@@ -3,7 +3,7 @@
  * files, `{"$env": …}` secrets from the CLI's environment, --prune, and the errors it prints.
  */
 import assert from 'node:assert/strict'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
@@ -131,6 +131,19 @@ destinations:
         sources.map((source: { name: string }) => source.name),
         ['Web app'],
       )
+    })
+
+    test("the documentation's example applies as it stands, and then plans nothing", async () => {
+      const guide = await readFile(join(import.meta.dirname, '../../../../docs/config-as-code.md'), 'utf8')
+      const example = /```yaml\n([\s\S]*?)```/.exec(guide)?.[1]
+      assert.ok(example, 'docs/config-as-code.md has a YAML example')
+      const file = join(dir, 'example.yaml')
+      await writeFile(file, example)
+      const env = { ORDERS_HOOK_SECRET: 'example-secret' }
+      const apply = await cli(['apply', file], env)
+      assert.equal(apply.code, 0, apply.stderr)
+      assert.match(apply.stdout, /\+ create audiences "Frequent Buyers"/)
+      assert.equal((await cli(['plan', file, '--exit-code'], env)).code, 0)
     })
 
     test('an invalid file prints each problem with its pointer, and applies nothing', async () => {
