@@ -372,7 +372,9 @@ class DocumentReader {
   /** Each source has its own write key, among those given and those kept. */
   #uniqueWriteKeys(sourceNames: ReadonlySet<string>, sources: Named): void {
     const owners = new Map<string, string>()
-    for (const name of sourceNames) {
+    // Those Sluice keeps first, so a repeat is reported where the document can fix it.
+    const ordered = [...sourceNames].sort((a, b) => Number(sources.has(a)) - Number(sources.has(b)))
+    for (const name of ordered) {
       const writeKey = (sources.get(name) ?? this.#stored.sources.get(name))?.writeKey
       if (typeof writeKey !== 'string') continue
       const other = owners.get(writeKey)

@@ -216,3 +216,27 @@ test('destination settings come from their schema: a setting added there is expo
     (error: InvalidDocumentError) => error.problems[0]!.field === '/destinations/Hook/settings/method',
   )
 })
+
+test('names, switches and write keys are checked, each problem at its place', () => {
+  const problems = (document: unknown) => {
+    try {
+      planConfig(CURRENT, document, SETTINGS_FIELDS, policy)
+      return []
+    } catch (error) {
+      return (error as InvalidDocumentError).problems.map((problem) => problem.field)
+    }
+  }
+  assert.deepEqual(problems({ version: 1, sources: { ' Padded': {} } }), ['/sources/ Padded'])
+  assert.deepEqual(problems({ version: 1, sources: { New: { enabled: 'yes' } } }), ['/sources/New/enabled'])
+  assert.deepEqual(problems({ version: 1, sources: { New: { writeKey: 'short' } } }), [
+    '/sources/New/writeKey',
+  ])
+  assert.deepEqual(problems({ version: 1, sources: { New: { writeKey: 'has spaces in it, sixteen+' } } }), [
+    '/sources/New/writeKey',
+  ])
+  assert.deepEqual(problems({ version: 1, sources: { New: { writeKey: 'w'.repeat(43) } } }), [
+    '/sources/New/writeKey',
+  ])
+  assert.deepEqual(problems({ version: 1, $schema: 'https://sluice.example.com/api/config.schema.json' }), [])
+  assert.deepEqual(problems({ version: 1, sources: { 'a/b': { extra: 1 } } }), ['/sources/a~1b/extra'])
+})

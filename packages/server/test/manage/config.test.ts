@@ -258,6 +258,46 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       }
     })
 
+    test('computed traits and audiences: definitions, destinations and switches change as through the API', async () => {
+      const sluice = await startOn(backend)
+      try {
+        await seed(sluice, receiver.url)
+        const document = await ok(sluice, 'GET', '/api/v1/config')
+        const trait = document.computedTraits['Orders Count']
+        trait.event = 'Order Placed'
+        trait.withinDays = 30
+        const audience = document.audiences['Frequent Buyers']
+        audience.enabled = false
+        audience.includeAnonymous = true
+        audience.destinations = []
+        const plan = await ok(sluice, 'POST', '/api/v1/config/plan', document)
+        assert.deepEqual(
+          plan.changes.map((change: any) => [change.name, change.fields.map((field: any) => field.field)]),
+          [
+            ['Orders Count', ['/event', '/withinDays']],
+            ['Frequent Buyers', ['/enabled', '/includeAnonymous', '/destinations']],
+          ],
+        )
+        await ok(sluice, 'POST', '/api/v1/config/apply', document)
+        const [storedTrait] = (await ok(sluice, 'GET', '/api/v1/computed-traits')).computedTraits
+        assert.equal(storedTrait.event, 'Order Placed')
+        assert.equal(storedTrait.withinDays, 30)
+        assert.equal(storedTrait.key, 'orders_count', 'the key stays')
+        const [storedAudience] = (await ok(sluice, 'GET', '/api/v1/audiences')).audiences
+        assert.equal(storedAudience.status, 'disabled')
+        assert.equal(storedAudience.includeAnonymous, true)
+        assert.deepEqual(storedAudience.destinationIds, [])
+        assert.deepEqual((await ok(sluice, 'POST', '/api/v1/config/plan', document)).changes, [])
+
+        audience.enabled = true
+        await ok(sluice, 'POST', '/api/v1/config/apply', document)
+        const [enabledAgain] = (await ok(sluice, 'GET', '/api/v1/audiences')).audiences
+        assert.notEqual(enabledAgain.status, 'disabled')
+      } finally {
+        await sluice.destroy()
+      }
+    })
+
     test('an invalid document: 400 with a pointer per problem, and nothing applied', async () => {
       const sluice = await startOn(backend)
       try {
