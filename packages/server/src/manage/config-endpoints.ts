@@ -15,6 +15,7 @@ import {
   exportConfigSchema,
   planConfigSchema,
 } from './config-schemas.ts'
+import { configForViewer, maskedValues } from './views.ts'
 
 export const configEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   Options: { config: ConfigService }
@@ -28,15 +29,16 @@ export const configEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
         'Only an admin token may export secrets (secrets=include); a viewer gets placeholders without it.',
       )
     }
-    return config.export({ secrets })
+    const document = await config.export({ secrets })
+    return canSeeSecrets(request) ? document : configForViewer(document)
   })
 
   app.post('/config/plan', { schema: planConfigSchema }, (request, reply) =>
-    answer(reply, () => config.plan(request.body)),
+    answer(reply, () => config.plan(request.body), request.body),
   )
 
   app.post('/config/apply', { schema: applyConfigSchema }, (request, reply) =>
-    answer(reply, () => config.apply(request.body)),
+    answer(reply, () => config.apply(request.body), request.body),
   )
 }
 
@@ -44,14 +46,29 @@ export const configEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
 async function answer(
   reply: FastifyReply,
   changes: () => Promise<ConfigChange[]>,
+  document: unknown,
 ): Promise<{ changes: ConfigChange[] }> {
   try {
+    refuseMasked(document)
     return { changes: await changes() }
   } catch (error) {
     if (!(error instanceof InvalidDocumentError)) throw error
     const { code, message, problems } = error
     return reply.code(400).send({ error: { code, message, field: problems[0]!.field, problems } }) as never
   }
+}
+
+/** A viewer's export has masked values; applied, they would replace the real ones. */
+function refuseMasked(document: unknown): void {
+  const masked = maskedValues(document)
+  if (masked.length === 0) return
+  throw new InvalidDocumentError(
+    masked.map((field) => ({
+      field,
+      message:
+        'This value is masked: the document was exported with a viewer token. Export with an admin token (GET /api/v1/config), or write the value.',
+    })),
+  )
 }
 
 /** `GET /api/config.schema.json`: the document's JSON Schema, public like the OpenAPI document. */

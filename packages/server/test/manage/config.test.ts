@@ -450,6 +450,32 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         assert.equal(plan.status, 403)
         const admin = await sluice.api('GET', '/api/v1/config?secrets=include')
         assert.equal(admin.body.sources.Twin.writeKey, first.writeKey)
+
+        // Webhook URLs' secret parts and static header values are masked for viewers, as everywhere.
+        await ok(sluice, 'POST', '/api/v1/destinations', {
+          name: 'Keyed',
+          type: 'webhooks',
+          settings: {
+            webhooks: [{ url: 'https://example.com/in?token=tok-123', headers: { 'X-Api-Key': 'key-456' } }],
+          },
+        })
+        const masked = await rawRequest(sluice.url, 'GET', '/api/v1/config', viewer)
+        assert.ok(!masked.text.includes('tok-123') && !masked.text.includes('key-456'), masked.text)
+        const [webhook] = masked.body.destinations.Keyed.settings.webhooks
+        assert.match(webhook.url, /^https:\/\/example\.com\/in\?token=\S+$/)
+        const asAdmin = await sluice.api('GET', '/api/v1/config')
+        assert.equal(asAdmin.body.destinations.Keyed.settings.webhooks[0].headers['X-Api-Key'], 'key-456')
+        // A viewer's export applied by an admin would replace real values with masks: refused.
+        const refusedApply = await sluice.api('POST', '/api/v1/config/apply', masked.body)
+        assert.equal(refusedApply.status, 400)
+        assert.deepEqual(
+          refusedApply.body.error.problems.map((problem: any) => problem.field),
+          [
+            '/destinations/Keyed/settings/webhooks/0/url',
+            '/destinations/Keyed/settings/webhooks/0/headers/X-Api-Key',
+          ],
+        )
+        assert.deepEqual((await sluice.api('POST', '/api/v1/config/plan', asAdmin.body)).body.changes, [])
       } finally {
         await sluice.destroy()
       }
