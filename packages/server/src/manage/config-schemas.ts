@@ -40,6 +40,18 @@ function secret(schema: object) {
   return { anyOf: [schema, secretPlaceholder, environmentSecret] }
 }
 
+/** Where a setting takes a string, a document may give `{"$env": NAME}` instead (the CLI replaces it). */
+function allowEnvironment(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(allowEnvironment)
+  if (typeof schema !== 'object' || schema === null) return schema
+  const walked = Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [key, key === 'enum' ? value : allowEnvironment(value)]),
+  )
+  const { type } = schema as { type?: unknown }
+  const takesString = type === 'string' || (Array.isArray(type) && type.includes('string'))
+  return takesString ? { anyOf: [walked, environmentSecret] } : walked
+}
+
 const names = (what: string) => ({
   type: 'array',
   uniqueItems: true,
@@ -83,7 +95,7 @@ const destinationSchema = {
       properties: Object.fromEntries(
         Object.entries(settingsProperties).map(([name, schema]) => [
           name,
-          SETTINGS_FIELDS.secrets.includes(name) ? secret(schema) : schema,
+          SETTINGS_FIELDS.secrets.includes(name) ? secret(schema) : allowEnvironment(schema),
         ]),
       ),
     },

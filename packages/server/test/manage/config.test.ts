@@ -123,6 +123,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         assert.ok(validate(document), JSON.stringify(validate.errors))
         assert.ok(validate(withSecrets.body), JSON.stringify(validate.errors))
         assert.equal(validate({ version: 1, sources: { ' padded ': {} } }), false)
+        const withEnvironment: any = structuredClone(document)
+        withEnvironment.destinations['Orders hook'].settings.webhooks[0].headers.Authorization = {
+          $env: 'HOOK_TOKEN',
+        }
+        withEnvironment.destinations['Orders hook'].settings.sharedSecret = { $env: 'HOOK_SECRET' }
+        assert.ok(validate(withEnvironment), JSON.stringify(validate.errors))
       } finally {
         await sluice.destroy()
       }
