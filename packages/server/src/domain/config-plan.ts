@@ -23,7 +23,7 @@ import {
 } from './config-document.ts'
 import { readDocument } from './config-reading.ts'
 import type { ComputedTraitDefinition, ConfigWrites, DestinationRef, SourceRef } from './config-store.ts'
-import type { DestinationType, WebhooksSettings } from './destinations.ts'
+import type { Destination, DestinationType, WebhooksSettings } from './destinations.ts'
 
 /** What the writes refer to by name: sources and destinations (existing or created), and the settings to write. */
 interface References {
@@ -31,6 +31,17 @@ interface References {
   destination(name: string): DestinationRef
   /** A destination's settings as its policy returned them. */
   settings(name: string): WebhooksSettings
+}
+
+/**
+ * The stored settings members the document does not describe (not in the settings' schema: state
+ * Sluice keeps for itself, such as a generated secret): an apply leaves them as they are.
+ */
+function serverKept(destination: Destination | undefined, fields: SettingsFields): Partial<WebhooksSettings> {
+  if (destination === undefined) return {}
+  return Object.fromEntries(
+    Object.entries(destination.settings).filter(([member]) => !fields.names.includes(member)),
+  ) as Partial<WebhooksSettings>
 }
 
 /** The members that differ between two canonical objects: top level, and one level into `settings`. */
@@ -92,7 +103,13 @@ export function planConfig(
       const id = ids.destinations.get(name)
       return id === undefined ? { created: name } : { id }
     },
-    settings: (name) => desired.destinationSettings.get(name)!,
+    settings: (name) => ({
+      ...serverKept(
+        current.destinations.find((destination) => destination.name === name),
+        fields,
+      ),
+      ...desired.destinationSettings.get(name)!,
+    }),
   }
 
   const changes: ConfigChange[] = []

@@ -190,7 +190,18 @@ test('destination settings come from their schema: a setting added there is expo
   const hook = CURRENT.destinations[0]!
   const current = {
     ...CURRENT,
-    destinations: [{ ...hook, settings: { ...hook.settings, method: 'POST', signingKey: 'k1' } as never }],
+    destinations: [
+      {
+        ...hook,
+        // `disabledUrls`: state Sluice keeps in the settings for itself, in no schema.
+        settings: {
+          ...hook.settings,
+          method: 'POST',
+          signingKey: 'k1',
+          disabledUrls: ['https://x'],
+        } as never,
+      },
+    ],
   }
   const document = exportConfig(current, fields, { secrets: false }) as any
   assert.equal(document.destinations.Hook.settings.method, 'POST')
@@ -210,6 +221,12 @@ test('destination settings come from their schema: a setting added there is expo
     },
   ])
   assert.equal((plan.writes.destinations.update[0]!.settings as any).signingKey, 'k1', 'its secret kept')
+  assert.deepEqual(
+    (plan.writes.destinations.update[0]!.settings as any).disabledUrls,
+    ['https://x'],
+    'state kept',
+  )
+  assert.equal(document.destinations.Hook.settings.disabledUrls, undefined, 'and not exported')
   document.destinations.Hook.settings.method = 'GET'
   assert.throws(
     () => planConfig(current, document, fields, withMethod),
