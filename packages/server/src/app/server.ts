@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import { type Config, ConfigError } from '../config.ts'
 import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
+import { InvalidDocumentError } from '../domain/config-document.ts'
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors.ts'
 import { GroupCommit } from '../ingest/group-commit.ts'
 import { LiveCalls } from '../ingest/live-calls.ts'
@@ -183,6 +184,11 @@ export async function createSluice(
     // The domain's refusals, whichever layer raised them.
     if (error instanceof ValidationError) {
       return reply.code(400).send(errorBody(error.code, error.message, error.field))
+    }
+    // A configuration document: every problem with its pointer (the first also as `field`).
+    if (error instanceof InvalidDocumentError) {
+      const { code, message, problems } = error
+      return reply.code(400).send({ error: { code, message, field: problems[0]?.field ?? '', problems } })
     }
     if (error instanceof UnauthenticatedError) {
       return reply.code(401).send(errorBody(error.code, error.message))

@@ -3,8 +3,8 @@
  * `POST /config/apply`. The document's own schema is served by `configSchemaEndpoint`, without a token.
  */
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
-import type { FastifyInstance, FastifyReply } from 'fastify'
-import { type ConfigChange, InvalidDocumentError } from '../domain/config-document.ts'
+import type { FastifyInstance } from 'fastify'
+import { InvalidDocumentError } from '../domain/config-document.ts'
 import type { ConfigService } from '../domain/config-service.ts'
 import { HttpError } from '../lib/errors.ts'
 import { canSeeSecrets } from './auth.ts'
@@ -33,29 +33,16 @@ export const configEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
     return canSeeSecrets(request) ? document : configForViewer(document)
   })
 
-  app.post('/config/plan', { schema: planConfigSchema }, (request, reply) =>
-    answer(reply, () => config.plan(request.body), request.body),
-  )
+  // An invalid document throws InvalidDocumentError: the server renders it as 400 with every problem.
+  app.post('/config/plan', { schema: planConfigSchema }, async (request) => {
+    refuseMasked(request.body)
+    return { changes: await config.plan(request.body) }
+  })
 
-  app.post('/config/apply', { schema: applyConfigSchema }, (request, reply) =>
-    answer(reply, () => config.apply(request.body), request.body),
-  )
-}
-
-/** The changes, or every problem of an invalid document with its pointer. */
-async function answer(
-  reply: FastifyReply,
-  changes: () => Promise<ConfigChange[]>,
-  document: unknown,
-): Promise<{ changes: ConfigChange[] }> {
-  try {
-    refuseMasked(document)
-    return { changes: await changes() }
-  } catch (error) {
-    if (!(error instanceof InvalidDocumentError)) throw error
-    const { code, message, problems } = error
-    return reply.code(400).send({ error: { code, message, field: problems[0]!.field, problems } }) as never
-  }
+  app.post('/config/apply', { schema: applyConfigSchema }, async (request) => {
+    refuseMasked(request.body)
+    return { changes: await config.apply(request.body) }
+  })
 }
 
 /** A viewer's export has masked values; applied, they would replace the real ones. */
