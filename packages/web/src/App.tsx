@@ -25,6 +25,7 @@ const Audiences = lazy(() =>
 )
 
 const Profiles = lazy(() => import('./pages/Profiles.tsx').then((module) => ({ default: module.Profiles })))
+const Settings = lazy(() => import('./pages/Settings.tsx').then((module) => ({ default: module.Settings })))
 
 const NAV = [
   { to: '/sources', label: 'Sources' },
@@ -33,6 +34,7 @@ const NAV = [
   { to: '/privacy', label: 'Privacy' },
   { to: '/audiences', label: 'Audiences' },
   { to: '/profiles', label: 'Profiles' },
+  { to: '/settings', label: 'Settings' },
 ]
 
 export function App() {
@@ -130,6 +132,12 @@ function Page({ path }: { path: string }) {
       return (
         <Suspense fallback={<Loading what="the page" />}>
           <Profiles />
+        </Suspense>
+      )
+    case 'settings':
+      return (
+        <Suspense fallback={<Loading what="the page" />}>
+          <Settings />
         </Suspense>
       )
     case 'access':

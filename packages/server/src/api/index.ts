@@ -29,6 +29,7 @@ import type {
   listComputedTraitsSchema,
   updateComputedTraitSchema,
 } from '../manage/computed-trait-schemas.ts'
+import type { exportConfigSchema, planConfigSchema } from '../manage/config-schemas.ts'
 import type {
   destinationSeriesSchema,
   listDeliveriesSchema,
@@ -134,6 +135,10 @@ export type AudienceList = { [Key in keyof AudienceListView]: Audience[] }
 export type AudiencePreview = Answer<typeof previewAudienceSchema>
 export type ComputedTraitList = Answer<typeof listComputedTraitsSchema>
 export type ProfileEventPage = Answer<typeof listProfileEventsSchema>
+/** GET /config: the configuration document (its own schema: /api/config.schema.json). */
+export type ConfigDocument = Answer<typeof exportConfigSchema>
+/** POST /config/plan and /config/apply: the changes, in document order. */
+export type ConfigChanges = Answer<typeof planConfigSchema>
 
 // --- What single routes take ------------------------------------------------------------------------
 /** A route's body; a property with a default may be left out. */
@@ -167,3 +172,4 @@ export type CreateComputedTraitBody = Body<typeof createComputedTraitSchema>
 export type UpdateComputedTraitBody = Body<typeof updateComputedTraitSchema>
 export type ProfileQuery = Query<typeof findProfileSchema>
 export type ProfileEventQuery = Query<typeof listProfileEventsSchema>
+export type ConfigExportQuery = Query<typeof exportConfigSchema>

@@ -17,7 +17,8 @@ import {
 } from './common-schemas.ts'
 import { computationStatus, enabledSwitch } from './computed-trait-schemas.ts'
 
-const definition = {
+/** An audience definition; shared with the configuration document's schema. */
+export const audienceDefinition = {
   type: 'object',
   additionalProperties: true,
   description:
@@ -58,7 +59,7 @@ const audience = {
       type: 'string',
       description: 'The snake_cased name at creation: the trait receivers get. Never changes.',
     },
-    definition,
+    definition: audienceDefinition,
     destinationIds,
     includeAnonymous,
     ...computationStatus,
@@ -87,7 +88,7 @@ export const createAudienceSchema = {
     type: 'object',
     required: ['name', 'definition'],
     additionalProperties: false,
-    properties: { name: resourceName, definition, destinationIds, includeAnonymous },
+    properties: { name: resourceName, definition: audienceDefinition, destinationIds, includeAnonymous },
   },
   response: { 201: { ...audience, description: 'The new audience.' }, ...commonErrors, 409: errorResponse },
 } as const
@@ -101,7 +102,7 @@ export const previewAudienceSchema = {
     type: 'object',
     required: ['definition'],
     additionalProperties: false,
-    properties: { definition, includeAnonymous },
+    properties: { definition: audienceDefinition, includeAnonymous },
   },
   response: {
     200: {
@@ -150,7 +151,13 @@ export const updateAudienceSchema = {
   body: {
     type: 'object',
     additionalProperties: false,
-    properties: { name: resourceName, destinationIds, enabled: enabledSwitch, definition, includeAnonymous },
+    properties: {
+      name: resourceName,
+      destinationIds,
+      enabled: enabledSwitch,
+      definition: audienceDefinition,
+      includeAnonymous,
+    },
   },
   response: { 200: { ...audience, description: 'The audience as updated.' }, ...withNotFound },
 } as const

@@ -53,6 +53,8 @@ const webhooksInput = {
 
 const sharedSecretInput = {
   type: ['string', 'null'],
+  // Marks a secret: never shown, and a placeholder in configuration exports (config-schemas.ts).
+  writeOnly: true,
   description:
     'Write-only. When set, each request carries `X-Signature`: hex HMAC-SHA1 of the body with this key. ' +
     'Omit to keep the current secret; `null` removes it.',
@@ -141,6 +143,10 @@ const method = {
   description: 'The HTTP method of each request. Default `POST`; `null` resets it.',
 } as const
 
+/**
+ * A destination's settings as they are written. Configuration as code exports and plans every member
+ * listed here, and treats those marked `writeOnly` as secrets (config-schemas.ts).
+ */
 export const settingsProperties = {
   webhooks: webhooksInput,
   sharedSecret: sharedSecretInput,

@@ -17,6 +17,7 @@ import type { Profile, ProfileEvent } from '../domain/profiles.ts'
 import type { Regulation, Suppression } from '../domain/regulations.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
 import type { AccessToken } from '../domain/tokens.ts'
+import { escapePointerToken } from '../lib/json-pointer.ts'
 import type { TokenView } from './access-schemas.ts'
 import type { AudienceView } from './audience-schemas.ts'
 import type { ComputedTraitView } from './computed-trait-schemas.ts'
@@ -87,6 +88,40 @@ function staticHeaderValues(headers: Record<string, string>, revealSecrets: bool
   return revealSecrets
     ? { ...headers }
     : Object.fromEntries(Object.keys(headers).map((name) => [name, MASKED]))
+}
+
+/**
+ * A configuration document (GET /config) as a viewer sees it: webhook URLs' secret parts and static
+ * header values masked, as everywhere else. Applying it is refused (`maskedValues`).
+ */
+export function configForViewer(document: Record<string, unknown>): Record<string, unknown> {
+  const destinations = document.destinations as Record<string, { settings: { webhooks?: unknown } }>
+  return {
+    ...document,
+    destinations: Object.fromEntries(
+      Object.entries(destinations).map(([name, destination]) => {
+        const webhooks = (destination.settings.webhooks ?? []) as {
+          url: string
+          headers: Record<string, string>
+        }[]
+        const masked = webhooks.map(({ url, headers }) => ({
+          url: shownUrl(url, false),
+          headers: staticHeaderValues(headers, false),
+        }))
+        return [name, { ...destination, settings: { ...destination.settings, webhooks: masked } }]
+      }),
+    ),
+  }
+}
+
+/** The JSON pointers of every string in `value` that holds a masked secret (so came from a viewer's export). */
+export function maskedValues(value: unknown, pointer = ''): string[] {
+  if (typeof value === 'string') return value.includes(MASKED) ? [pointer] : []
+  if (Array.isArray(value)) return value.flatMap((item, index) => maskedValues(item, `${pointer}/${index}`))
+  if (typeof value !== 'object' || value === null) return []
+  return Object.entries(value).flatMap(([key, member]) =>
+    maskedValues(member, `${pointer}/${escapePointerToken(key)}`),
+  )
 }
 
 export function deliveryRequestView(request: DeliveryRequest, revealSecrets: boolean): DeliveryRequestView {

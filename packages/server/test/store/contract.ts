@@ -988,5 +988,103 @@ export function storeContract(backend: StoreBackend): void {
         assert.equal(await store.getSourceByWriteKey(rotated!.writeKey), null, 'deleted at once')
       },
     )
+
+    withStore(
+      'config: applyConfig writes sources, destinations and computations together, or nothing',
+      async ({ store }) => {
+        const kept = await store.createSource({ name: 'Kept', enabled: true })
+        const gone = await store.createSource({ name: 'Gone', enabled: true })
+        await settle(300) // a store that caches write keys while it hears changes starts now
+        assert.equal((await store.getSourceByWriteKey(kept.writeKey))?.id, kept.id)
+        const settings: WebhooksSettings = {
+          webhooks: [{ url: 'https://example.com/h', headers: {} }],
+          sharedSecret: 's',
+        }
+        const none = { create: [], update: [], delete: [] }
+        const applied = await store.applyConfig({
+          sources: {
+            create: [{ name: 'New', enabled: false, writeKey: 'new-write-key-0123456789' }],
+            update: [{ id: kept.id, writeKey: 'replaced-write-key-0123456789' }],
+            delete: [gone.id],
+          },
+          destinations: {
+            create: [
+              {
+                name: 'Hook',
+                type: 'webhooks',
+                enabled: true,
+                sources: [{ created: 'New' }, { id: kept.id }],
+                settings,
+              },
+            ],
+            update: [],
+            delete: [],
+          },
+          computedTraits: {
+            create: [
+              {
+                name: 'Orders',
+                key: 'orders',
+                enabled: false,
+                definition: {
+                  kind: 'count',
+                  event: 'Order Completed',
+                  property: null,
+                  where: [],
+                  withinDays: null,
+                },
+                destinations: [{ created: 'Hook' }],
+              },
+            ],
+            update: [],
+            delete: [],
+          },
+          audiences: none,
+        })
+        assert.deepEqual(applied, { applied: true })
+        const sources = await store.listSources()
+        const created = sources.find((source) => source.name === 'New')!
+        assert.deepEqual(sources.map((source) => source.name).sort(), ['Kept', 'New'])
+        assert.equal(created.writeKey, 'new-write-key-0123456789')
+        assert.equal(created.enabled, false)
+        assert.equal(
+          await store.getSourceByWriteKey(kept.writeKey),
+          null,
+          'a replaced write key stops at once',
+        )
+        assert.equal((await store.getSourceByWriteKey('replaced-write-key-0123456789'))?.id, kept.id)
+        const [hook] = await store.listDestinations()
+        assert.deepEqual(hook!.sourceIds.sort(), [created.id, kept.id].sort())
+        assert.deepEqual(hook!.settings, settings)
+        const [trait] = await store.listComputedTraits()
+        assert.deepEqual(trait!.destinationIds, [hook!.id])
+        assert.equal(trait!.status, 'disabled', 'created disabled, in the same transaction')
+
+        // One write that finds nothing to change undoes the others.
+        const stale = await store.applyConfig({
+          sources: {
+            create: [{ name: 'Undone', enabled: true, writeKey: null }],
+            update: [],
+            delete: [kept.id],
+          },
+          destinations: { create: [], update: [{ id: hook!.id, enabled: false }], delete: ['dst_missing'] },
+          computedTraits: none,
+          audiences: none,
+        })
+        assert.equal(stale.applied, false)
+        assert.match(stale.applied ? '' : stale.reason, /delete destination dst_missing/)
+        assert.deepEqual((await store.listSources()).map((source) => source.name).sort(), ['Kept', 'New'])
+        assert.equal((await store.getDestination(hook!.id))?.enabled, true)
+        // An object to create that exists by now (another apply made it) undoes the apply too.
+        const taken = await store.applyConfig({
+          sources: { create: [{ name: 'New', enabled: true, writeKey: null }], update: [], delete: [] },
+          destinations: none,
+          computedTraits: none,
+          audiences: none,
+        })
+        assert.equal(taken.applied, false)
+        assert.equal((await store.listSources()).length, 2)
+      },
+    )
   })
 }

@@ -9,6 +9,7 @@
  * What a new table costs — its migration and SQL module in each backend, its module in ../tables/,
  * and its area's methods in the contract and here — is listed step by step in ../README.md.
  */
+import type { ConfigStore } from '../../domain/config-store.ts'
 import type { ClaimRequest, DeliveryOutcome, DeliveryStore } from '../../domain/delivery-store.ts'
 import type { MessageStore } from '../../domain/message-store.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
@@ -20,6 +21,7 @@ import type { TokenStore } from '../../domain/token-store.ts'
 import type { Store, StoreAreas, StoreEvent, StoreLifecycle, StoreWatch } from '../store.ts'
 import type { ClaimRow } from '../tables/deliveries.ts'
 import { type ChangeListener, Changes } from './changes.ts'
+import { ConfigCore } from './config.ts'
 import { claimRows, DeliveriesCore, recordOutcomesClaimingRows } from './deliveries.ts'
 import { MessagesCore } from './messages.ts'
 import { applyMigrations } from './migrations.ts'
@@ -44,6 +46,7 @@ export const AREAS = {
   profiles: ProfilesCore,
   tokens: TokensCore,
   series: SeriesCore,
+  config: ConfigCore,
 } satisfies { [Area in keyof StoreAreas]: abstract new (...args: never[]) => StoreAreas[Area] }
 
 type Areas = { [Area in keyof typeof AREAS]: InstanceType<(typeof AREAS)[Area]> }
@@ -101,7 +104,8 @@ export interface StoreCore<Kind extends Store['kind'] = Store['kind']>
     PrivacyStore,
     ProfileStore,
     TokenStore,
-    SeriesStore {}
+    SeriesStore,
+    ConfigStore {}
 
 /** `Kind` names the backend, so `SqliteStore` and `PostgresStore` are told apart by `kind`. */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the static block defines every merged method (see above).
@@ -144,15 +148,12 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
         )
       : null
     const deliveries = new DeliveriesCore(sql, this.changes)
-    const profiles = new ProfilesCore(
-      sql,
-      options.profileRules({
-        profiles: sql.profiles,
-        computations: sql.computations,
-        destinations: () => deliveries.listDestinations(),
-      }),
-      this.changes,
-    )
+    const profileRules = options.profileRules({
+      profiles: sql.profiles,
+      computations: sql.computations,
+      destinations: () => deliveries.listDestinations(),
+    })
+    const profiles = new ProfilesCore(sql, profileRules, this.changes)
     this.areas = {
       sources: new SourcesCore(sql.sources, this.changes, this.writeKeys),
       messages: new MessagesCore(sql, this.changes, options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
@@ -163,6 +164,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       profiles,
       tokens: new TokensCore(sql.tokens),
       series: new SeriesCore(sql.rollups),
+      config: new ConfigCore(sql, profileRules, this.changes),
     }
   }
 

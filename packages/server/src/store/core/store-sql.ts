@@ -9,6 +9,7 @@
 import type { Store } from '../store.ts'
 import type { AttemptsSql } from '../tables/attempts.ts'
 import type { ComputationsSql } from '../tables/computations.ts'
+import type { ConfigSql } from '../tables/config.ts'
 import type { ClaimDeliveriesSql, DeliveriesSql, RecordOutcomesSql } from '../tables/deliveries.ts'
 import type { DeliveryBatchesSql } from '../tables/delivery-batches.ts'
 import type { DestinationsSql } from '../tables/destinations.ts'
@@ -40,6 +41,8 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   rollups: RollupsSql
   profiles: ProfilesSql
   computations: ComputationsSql
+  /** Configuration as code's one transaction over sources, destinations and computations. */
+  config: ConfigSql
 
   // The hot statements, one module each.
   ingest: IngestSql

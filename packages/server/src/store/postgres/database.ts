@@ -7,6 +7,7 @@
  * client retries — never a 200 for an unknown outcome. A retry of a message that did commit is dropped
  * by the dedupe rule.
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import pg, { type Pool, type PoolClient, type QueryResultRow } from 'pg'
 import {
   clientConfig,
@@ -23,6 +24,11 @@ export class PostgresDatabase {
   readonly options: PostgresStoreOptions
   readonly logger: StoreLogger
   private readonly pool: Pool
+  /**
+   * The connection of the transaction the current async context runs in, if any: statements and
+   * inner transactions started there join it (see `transaction`).
+   */
+  private readonly ambient = new AsyncLocalStorage<PoolClient>()
 
   constructor(options: PostgresStoreOptions, logger: StoreLogger) {
     this.options = options
@@ -38,16 +44,18 @@ export class PostgresDatabase {
 
   /** One statement on any pooled connection (its own transaction); its rows. */
   async query<R extends QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-    return (await this.pool.query<R>(text, values)).rows
+    return (await (this.ambient.getStore() ?? this.pool).query<R>(text, values)).rows
   }
 
   /** One statement on any pooled connection; how many rows it changed. */
   async run(text: string, values: unknown[] = []): Promise<number> {
-    return (await this.pool.query(text, values)).rowCount ?? 0
+    return (await (this.ambient.getStore() ?? this.pool).query(text, values)).rowCount ?? 0
   }
 
   /** Retries a statement PostgreSQL rolled back as a whole (deadlock, serialization failure). */
   async retrying<T>(work: () => Promise<T>): Promise<T> {
+    // Inside a transaction a failed statement has aborted it: only the outermost caller can start over.
+    if (this.ambient.getStore()) return work()
     for (let attempt = 1; ; attempt++) {
       try {
         return await work()
@@ -77,8 +85,13 @@ export class PostgresDatabase {
     }
   }
 
-  /** Runs `work` in one transaction on one connection; rolls back and rethrows on any error. */
+  /**
+   * Runs `work` in one transaction on one connection; rolls back and rethrows on any error. Inside
+   * `composedTransaction`, it joins that one.
+   */
   transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const outer = this.ambient.getStore()
+    if (outer) return work(outer)
     return this.withClient(async (client) => {
       await client.query('BEGIN')
       try {
@@ -90,6 +103,15 @@ export class PostgresDatabase {
         throw error
       }
     })
+  }
+
+  /**
+   * Runs `work` in one transaction in which every statement (`query`, `run`) and every inner
+   * `transaction` of this database joins it, so the tables' own writes compose into one larger
+   * transaction (sql/config.ts). Only for work that runs nothing else concurrently.
+   */
+  composedTransaction<T>(work: () => Promise<T>): Promise<T> {
+    return this.transaction((client) => this.ambient.run(client, work))
   }
 
   /** Runs `work` on a new connection outside the pool, with no statement timeout (migrations). */

@@ -32,6 +32,7 @@ import { ChangeChannel } from './notifications.ts'
 import { postgresAttempts } from './sql/attempts.ts'
 import { postgresClaimDeliveries } from './sql/claim-deliveries.ts'
 import { postgresComputations } from './sql/computations.ts'
+import { postgresConfig } from './sql/config.ts'
 import { postgresDeliveries } from './sql/deliveries.ts'
 import { postgresDeliveryBatches } from './sql/delivery-batches.ts'
 import { postgresDestinations } from './sql/destinations.ts'
@@ -72,6 +73,7 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     rollups: postgresRollups(db),
     profiles: postgresProfiles(db),
     computations: postgresComputations(db),
+    config: postgresConfig(db),
     ingest: postgresIngest(db),
     claimDeliveries: postgresClaimDeliveries(db),
     recordOutcomes: postgresRecordOutcomes(db),

@@ -28,6 +28,8 @@ export class SqliteDatabase {
   private readonly db: DatabaseSync
   private readonly statements = new Map<string, StatementSync>()
   private readonly synchronous: 'FULL' | 'NORMAL'
+  /** Open `transaction` calls: an inner one joins the outer (see `transaction`). */
+  private transactionDepth = 0
 
   constructor(options: SqliteDatabaseOptions) {
     mkdirSync(options.dataDir, { recursive: true })
@@ -56,16 +58,30 @@ export class SqliteDatabase {
     this.db.exec(script)
   }
 
-  /** Runs `work` in one write transaction; rolls back and rethrows on any error. */
+  /**
+   * Runs `work` in one write transaction; rolls back and rethrows on any error. Called inside another
+   * transaction's work, it joins that one (an error rolls the whole outer transaction back), so the
+   * tables' own multi-statement writes compose into one larger transaction (sql/config.ts).
+   */
   transaction<T>(work: () => T): T {
+    if (this.transactionDepth > 0) return this.nested(work)
     this.db.exec('BEGIN IMMEDIATE')
     try {
-      const result = work()
+      const result = this.nested(work)
       this.db.exec('COMMIT')
       return result
     } catch (error) {
       this.db.exec('ROLLBACK')
       throw error
+    }
+  }
+
+  private nested<T>(work: () => T): T {
+    this.transactionDepth++
+    try {
+      return work()
+    } finally {
+      this.transactionDepth--
     }
   }
 

@@ -13,6 +13,7 @@ import { SqliteDatabase, type SqliteDatabaseOptions } from './database.ts'
 import { sqliteAttempts } from './sql/attempts.ts'
 import { sqliteClaimDeliveries } from './sql/claim-deliveries.ts'
 import { sqliteComputations } from './sql/computations.ts'
+import { sqliteConfig } from './sql/config.ts'
 import { sqliteDeliveries } from './sql/deliveries.ts'
 import { sqliteDeliveryBatches } from './sql/delivery-batches.ts'
 import { sqliteDestinations } from './sql/destinations.ts'
@@ -47,6 +48,7 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     rollups: sqliteRollups(db),
     profiles: sqliteProfiles(db),
     computations: sqliteComputations(db),
+    config: sqliteConfig(db),
     ingest: sqliteIngest(db),
     claimDeliveries: sqliteClaimDeliveries(db),
     recordOutcomes: sqliteRecordOutcomes(db),
