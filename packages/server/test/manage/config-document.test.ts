@@ -170,10 +170,13 @@ test('keys: given for a new object, never changed for an existing one, unique ac
 })
 
 test('destination settings come from their schema: a setting added there is exported and planned', () => {
-  assert.deepEqual(SETTINGS_FIELDS, { names: ['webhooks', 'sharedSecret'], secrets: ['sharedSecret'] })
-  // A later setting (as another part of Sluice may add): listed in the schema, checked by the policy.
+  assert.deepEqual(SETTINGS_FIELDS, {
+    names: ['webhooks', 'sharedSecret', 'subscription', 'filters', 'mapping', 'method', 'batching'],
+    secrets: ['sharedSecret'],
+  })
+  // Settings as a schema may list them (a method, a secret of its own), checked by the policy.
   const fields = {
-    names: [...SETTINGS_FIELDS.names, 'method', 'signingKey'],
+    names: ['webhooks', 'sharedSecret', 'method', 'signingKey'],
     secrets: ['sharedSecret', 'signingKey'],
   }
   const withMethod = (input: unknown) => {
