@@ -3,7 +3,8 @@
  * in the order they became due, as many as fit both `maxEvents` and `maxBytes` of the array body;
  * a batch that is not full waits until its oldest message has waited `maxWaitMs`. A single message
  * larger than `maxBytes` goes alone (it cannot be split), and so does one that cannot be shaped (its
- * batch then fails as an invalid message without taking others with it).
+ * batch then fails as an invalid message without taking others with it). A batch holds either live
+ * messages or one replay's (its requests carry that replay's id), never a mix.
  */
 import type { BatchCandidate } from '../domain/delivery-store.ts'
 import type { BatchingSettings, WebhooksSettings } from '../domain/destinations.ts'
@@ -40,6 +41,7 @@ export function planBatches(
   let current: number[] = []
   let currentBytes = 2 // "[" and "]"
   let oldestDue = Number.POSITIVE_INFINITY
+  let currentReplay: string | null = null
   const close = () => {
     if (current.length > 0) groups.push(current)
     current = []
@@ -53,7 +55,9 @@ export function planBatches(
       continue
     }
     const added = bytes + (current.length > 0 ? 1 : 0)
-    if (current.length > 0 && currentBytes + added > batching.maxBytes) close()
+    if (current.length > 0 && (currentBytes + added > batching.maxBytes || candidate.replayId !== currentReplay))
+      close()
+    currentReplay = candidate.replayId
     current.push(candidate.id)
     currentBytes += bytes + (current.length > 1 ? 1 : 0)
     oldestDue = Math.min(oldestDue, candidate.dueAt)

@@ -27,6 +27,7 @@ import type {
   DeliveryStore,
 } from '../domain/delivery-store.ts'
 import type { Destination } from '../domain/destinations.ts'
+import type { ReplayStore } from '../domain/replay-store.ts'
 import type { Logger } from '../lib/logger.ts'
 import { type DestinationCounters, type Metrics, NO_METRICS } from '../observe/metrics.ts'
 import { NO_TRACING, type Tracing } from '../observe/tracing.ts'
@@ -57,7 +58,19 @@ export interface DeliveryEngineOptions {
   metrics?: Metrics
   /** A span per attempt. Default: none. */
   tracing?: Tracing
+  /**
+   * Asked before a replay's delivery is sent: deliveries of a replay that was cancelled meanwhile are
+   * deleted instead. Default: replays are never stopped.
+   */
+  replays?: Pick<ReplayStore, 'stoppedReplays' | 'discardReplayDeliveries'>
 }
+
+/**
+ * How long an answer "this replay still runs" is trusted. Cancelling waits until none of the replay's
+ * deliveries is leased, so a delivery sent on a slightly old answer still goes out before the cancel
+ * answers; this only bounds how long the cancel may wait.
+ */
+const REPLAY_CHECK_MS = 100
 
 /**
  * A look at a batching destination's due messages that formed no batch is not repeated for this long
@@ -102,6 +115,9 @@ export class DeliveryEngine {
   private readonly isWithdrawn: (delivery: ClaimedDelivery) => boolean
   private readonly metrics: Metrics
   private readonly tracing: Tracing
+  private readonly replays: Pick<ReplayStore, 'stoppedReplays' | 'discardReplayDeliveries'> | null
+  /** Recent answers of `replayStopped`, shared by the deliveries asking at the same time. */
+  private readonly replayChecks = new Map<string, { at: number; stopped: Promise<boolean> }>()
 
   private readonly slots = new Map<string, DestinationSlot>()
   private destinationsLoadedAt = 0
@@ -140,6 +156,7 @@ export class DeliveryEngine {
     this.isWithdrawn = options.isWithdrawn ?? (() => false)
     this.metrics = options.metrics ?? NO_METRICS
     this.tracing = options.tracing ?? NO_TRACING
+    this.replays = options.replays ?? null
     this.groupSize = Math.max(1, Math.floor(this.concurrency / 2))
     if (this.leaseMs <= this.retry.requestTimeoutMs) {
       throw new Error(`The delivery lease (${this.leaseMs} ms) must be longer than the request timeout.`)
@@ -411,12 +428,23 @@ export class DeliveryEngine {
       // Members erased meanwhile are not sent; their rows went with the erasure.
       const members = batch.members.filter((member) => !this.isWithdrawn(member))
       if (members.length === 0) return
+      // A batch holds one replay's messages or live ones only (batching.ts).
+      if (await this.discardedAsCancelled(destination.id, members)) {
+        await this.store.releaseBatchClaims([batch.id])
+        return
+      }
       const request = prepareBatchRequest(
         members.map((member) => member.payload),
         destination.settings,
       )
       const startedAt = performance.now()
-      const results = await sendToOpenUrls(this.sender, destination.settings, request, batch.closedUrls)
+      const results = await sendToOpenUrls(
+        this.sender,
+        destination.settings,
+        request,
+        batch.closedUrls,
+        members[0]!.replayId,
+      )
       const { outcome, deadLetterReason } = decideOutcome(
         batch,
         destination.settings,
@@ -425,6 +453,7 @@ export class DeliveryEngine {
         this.retry,
       )
       slot.counters.attempted((performance.now() - startedAt) / 1000, outcome, members.length)
+      this.countReplayed(destination.id, members[0]!.replayId, outcome, members.length)
       if (deadLetterReason !== undefined) {
         this.logger.warn(
           { batchId: batch.id, destinationId: destination.id, reason: deadLetterReason },
@@ -511,9 +540,19 @@ export class DeliveryEngine {
         span.end({ 'sluice.outcome': 'withdrawn' })
         return
       }
+      if (await this.discardedAsCancelled(destination.id, [delivery])) {
+        span.end({ 'sluice.outcome': 'cancelled' })
+        return
+      }
       const request = prepareRequest(delivery.payload, destination.settings)
       const startedAt = performance.now()
-      const results = await sendToOpenUrls(this.sender, destination.settings, request, delivery.closedUrls)
+      const results = await sendToOpenUrls(
+        this.sender,
+        destination.settings,
+        request,
+        delivery.closedUrls,
+        delivery.replayId,
+      )
       const { outcome, deadLetterReason } = decideOutcome(
         delivery,
         destination.settings,
@@ -522,6 +561,7 @@ export class DeliveryEngine {
         this.retry,
       )
       slot.counters.attempted((performance.now() - startedAt) / 1000, outcome)
+      this.countReplayed(destination.id, delivery.replayId, outcome, 1)
       span.end({ 'sluice.outcome': outcome.deadLettered ? 'dead_lettered' : outcome.status })
       if (deadLetterReason !== undefined) {
         // The operator's record of why: the delivery now waits for a replay.
@@ -542,6 +582,47 @@ export class DeliveryEngine {
       this.startReady(slot)
       this.wake()
     }
+  }
+
+  /**
+   * True when these deliveries (all of one replay) belong to a replay that was cancelled: they were
+   * deleted instead of sent. Live deliveries never are.
+   */
+  private async discardedAsCancelled(destinationId: string, deliveries: ClaimedDelivery[]): Promise<boolean> {
+    const replayId = deliveries[0]?.replayId ?? null
+    if (replayId === null || this.replays === null) return false
+    if (!(await this.replayStopped(replayId))) return false
+    await this.replays.discardReplayDeliveries(deliveries.map((delivery) => delivery.id))
+    this.metrics.replayed(destinationId, 'cancelled', deliveries.length)
+    return true
+  }
+
+  private replayStopped(replayId: string): Promise<boolean> {
+    const now = Date.now()
+    const known = this.replayChecks.get(replayId)
+    if (known !== undefined && now - known.at < REPLAY_CHECK_MS) return known.stopped
+    if (this.replayChecks.size >= 1_000) this.replayChecks.clear()
+    const stopped = this.replays!.stoppedReplays([replayId]).then((ids) => ids.includes(replayId))
+    // A stopped replay stays stopped: that answer is kept for good.
+    void stopped.then(
+      (yes) => {
+        if (yes) this.replayChecks.set(replayId, { at: Number.POSITIVE_INFINITY, stopped })
+      },
+      () => this.replayChecks.delete(replayId),
+    )
+    this.replayChecks.set(replayId, { at: now, stopped })
+    return stopped
+  }
+
+  /** A replay's messages that reached a final state. */
+  private countReplayed(
+    destinationId: string,
+    replayId: string | null,
+    outcome: Pick<DeliveryOutcome, 'status'>,
+    messages: number,
+  ): void {
+    if (replayId === null || (outcome.status !== 'delivered' && outcome.status !== 'failed')) return
+    this.metrics.replayed(destinationId, outcome.status, messages)
   }
 
   /**

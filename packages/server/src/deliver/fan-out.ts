@@ -70,12 +70,13 @@ const OPEN_BRACKET = Buffer.from('[')
 const COMMA = Buffer.from(',')
 const CLOSE_BRACKET = Buffer.from(']')
 
-/** POSTs to every configured URL not in `closedUrls`, in parallel; one result per URL. */
+/** POSTs to every configured URL not in `closedUrls`, in parallel; one result per URL. A replay's requests say so. */
 export function sendToOpenUrls(
   sender: WebhookSender,
   settings: WebhooksSettings,
   request: PreparedRequest,
   closedUrls: readonly string[],
+  replayId: string | null = null,
 ): Promise<AttemptResult[]> {
   const open = settings.webhooks.filter((webhook) => !closedUrls.includes(webhook.url))
   return Promise.all(
@@ -86,6 +87,7 @@ export function sendToOpenUrls(
         body: request.body,
         signature: request.signature,
         method: request.method,
+        ...(replayId === null ? {} : { replayId }),
       }),
     ),
   )

@@ -29,6 +29,7 @@
  * once, and never sent), so the delivery engine should keep per-endpoint concurrency at or below
  * `connectionsPerOrigin`.
  */
+import { REPLAY_HEADER } from '../domain/replays.ts'
 import type { IncomingHttpHeaders } from 'node:http'
 import { StringDecoder } from 'node:string_decoder'
 import { Agent, buildConnector, type Dispatcher } from 'undici'
@@ -75,6 +76,8 @@ export interface SendRequest {
   signature?: string | undefined
   /** Default `POST`. */
   method?: 'POST' | 'PUT' | 'PATCH'
+  /** The replay this request is part of (`X-Sluice-Replay`); absent for live deliveries. */
+  replayId?: string | undefined
 }
 
 export interface AttemptResult {
@@ -208,7 +211,8 @@ export class WebhookSender {
         this.#headerLists.set(request.headers, list)
       }
     }
-    return request.signature === undefined ? list : [...list, 'x-signature', request.signature]
+    if (request.signature !== undefined) list = [...list, 'x-signature', request.signature]
+    return request.replayId === undefined ? list : [...list, REPLAY_HEADER, request.replayId]
   }
 
   /** Static headers first, then Sluice's own, as the flat name/value list undici takes. */

@@ -40,6 +40,8 @@ export interface ClaimedDelivery {
   closedUrls: string[]
   /** The stored (enriched) message. */
   payload: Record<string, unknown>
+  /** The replay that created it (its requests say so); null for live deliveries. */
+  replayId: string | null
 }
 
 /** A claim made with `recordOutcomes`: the arguments of `claimDeliveries`. */
@@ -69,6 +71,8 @@ export interface BatchCandidate {
   dueAt: number
   /** The stored (enriched) message. */
   payload: Record<string, unknown>
+  /** The replay that created it: a batch holds the messages of one replay, or live ones only. */
+  replayId: string | null
 }
 
 /** A due batch leased to this process, with its members (oldest first) and what they need to send. */

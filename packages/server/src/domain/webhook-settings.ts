@@ -53,6 +53,7 @@ export const RESERVED_HEADER_NAMES: readonly string[] = [
   'User-Agent',
   'Content-Type',
   'X-Signature',
+  'X-Sluice-Replay',
   'Host',
   'Content-Length',
   'Expect',

@@ -47,6 +47,12 @@ export interface DestinationCounters {
   ): void
 }
 
+/**
+ * What happened to a replay's messages, as the `outcome` label of `sluice_replay_messages_total`:
+ * enqueued or skipped by the replay runner, then delivered, failed or discarded (cancelled) by the engine.
+ */
+export type ReplayOutcome = 'enqueued' | 'skipped' | 'delivered' | 'failed' | 'cancelled'
+
 /** A group commit: which kind, how long, how many rows it carried. */
 export type CommitKind = 'ingest' | 'outcomes'
 
@@ -57,6 +63,8 @@ export interface Metrics {
   /** The counters of one destination, bound once. */
   destination(destinationId: string): DestinationCounters
   committed(kind: CommitKind, seconds: number, size: number): void
+  /** Messages of replays to a destination, by what happened to them. */
+  replayed(destinationId: string, outcome: ReplayOutcome, count: number): void
   /** The Prometheus text exposition of every metric. */
   render(): Promise<string>
   readonly contentType: string
@@ -87,6 +95,7 @@ export const NO_METRICS: Metrics = {
   source: () => NO_OP_SOURCE,
   destination: () => NO_OP_DESTINATION,
   committed() {},
+  replayed() {},
   render: async () => '',
   contentType: 'text/plain',
 }
@@ -203,6 +212,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
       }
     },
   })
+  const replayed = new Counter({
+    name: 'sluice_replay_messages_total',
+    help: "Messages of replays, per destination and outcome (enqueued, skipped as already delivered, then delivered, failed, or cancelled before they were sent), counted by this process.",
+    labelNames: ['destination', 'outcome'] as const,
+    registers,
+  })
   new Gauge({
     name: 'sluice_ingest_queue_bytes',
     help: 'Serialized bytes of accepted calls waiting for their commit (the overload limit applies to it).',
@@ -275,6 +290,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     committed(kind, seconds, size) {
       commits[kind].duration.observe(seconds)
       commits[kind].size.observe(size)
+    },
+    replayed(destinationId, outcome, count) {
+      if (count > 0) replayed.labels(destinationId, outcome).inc(count)
     },
     render: async () =>
       `${await registry.metrics()}\n${scraped.map((metric) => metric.render()).join('\n\n')}\n`,

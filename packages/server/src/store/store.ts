@@ -18,6 +18,7 @@ import type { DeliveryStore } from '../domain/delivery-store.ts'
 import type { MessageStore } from '../domain/message-store.ts'
 import type { PrivacyStore } from '../domain/privacy-store.ts'
 import type { ProfileStore } from '../domain/profile-store.ts'
+import type { ReplayStore } from '../domain/replay-store.ts'
 import type { SeriesStore } from '../domain/series-store.ts'
 import type { SourceStore } from '../domain/source-store.ts'
 import type { TokenStore } from '../domain/token-store.ts'
@@ -62,6 +63,7 @@ export interface StoreAreas {
   tokens: TokenStore
   series: SeriesStore
   config: ConfigStore
+  replays: ReplayStore
 }
 
 export interface Store
@@ -74,4 +76,5 @@ export interface Store
     ProfileStore,
     TokenStore,
     SeriesStore,
-    ConfigStore {}
+    ConfigStore,
+    ReplayStore {}

@@ -58,6 +58,7 @@ function harness(
         receivedAt: 0,
         attemptCount: 0,
         firstAttemptAt: null,
+        replayId: null,
         closedUrls: [],
         payload: {
           type: 'track',

@@ -78,13 +78,14 @@ test('claims: several lists, empty ones, nulls and message text exactly as store
     first_attempt_at: null,
     source_id: 'src_1',
     closed_urls: null,
+    replay_id: null,
     payload: `{"type":"track","messageId":"m-${id}","unicode":"é✓\\u0000😀"}`,
     ...overrides,
   })
   const claims = [
     [row(1), row(2, { attempt_count: 3, first_attempt_at: 17, closed_urls: '["https://x.example/"]' })],
     [],
-    [row(3, { source_id: '', payload: '{}' })],
+    [row(3, { source_id: '', payload: '{}', replay_id: 'rpl_1' })],
   ]
   assert.deepEqual(unpackClaims(packClaims(claims)), claims)
   assert.deepEqual(unpackClaims(packClaims([])), [])

@@ -15,6 +15,7 @@ import type { MessageStore } from '../../domain/message-store.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
 import type { PrivacyStore } from '../../domain/privacy-store.ts'
 import type { ProfileStore } from '../../domain/profile-store.ts'
+import type { ReplayStore } from '../../domain/replay-store.ts'
 import type { SeriesStore } from '../../domain/series-store.ts'
 import type { SourceStore } from '../../domain/source-store.ts'
 import type { TokenStore } from '../../domain/token-store.ts'
@@ -28,6 +29,7 @@ import { applyMigrations } from './migrations.ts'
 import { PrivacyCore } from './privacy.ts'
 import type { ProfileRulesFactory } from './profile-rules.ts'
 import { ProfilesCore } from './profiles.ts'
+import { ReplaysCore } from './replays.ts'
 import { SeriesCore } from './series.ts'
 import { lookUpWriteKey, SourcesCore } from './sources.ts'
 import type { StoreSql } from './store-sql.ts'
@@ -47,6 +49,7 @@ export const AREAS = {
   tokens: TokensCore,
   series: SeriesCore,
   config: ConfigCore,
+  replays: ReplaysCore,
 } satisfies { [Area in keyof StoreAreas]: abstract new (...args: never[]) => StoreAreas[Area] }
 
 type Areas = { [Area in keyof typeof AREAS]: InstanceType<(typeof AREAS)[Area]> }
@@ -105,7 +108,8 @@ export interface StoreCore<Kind extends Store['kind'] = Store['kind']>
     ProfileStore,
     TokenStore,
     SeriesStore,
-    ConfigStore {}
+    ConfigStore,
+    ReplayStore {}
 
 /** `Kind` names the backend, so `SqliteStore` and `PostgresStore` are told apart by `kind`. */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the static block defines every merged method (see above).
@@ -165,6 +169,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       tokens: new TokensCore(sql.tokens),
       series: new SeriesCore(sql.rollups),
       config: new ConfigCore(sql, profileRules, this.changes),
+      replays: new ReplaysCore(sql, this.changes),
     }
   }
 

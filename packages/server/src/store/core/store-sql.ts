@@ -16,6 +16,7 @@ import type { DestinationsSql } from '../tables/destinations.ts'
 import type { IngestSql, MessagesSql } from '../tables/messages.ts'
 import type { ProfilesSql } from '../tables/profiles.ts'
 import type { RegulationsSql } from '../tables/regulations.ts'
+import type { ReplaysSql } from '../tables/replays.ts'
 import type { RollupsSql } from '../tables/rollups.ts'
 import type { SourcesSql } from '../tables/sources.ts'
 import type { Awaitable } from '../tables/sql-types.ts'
@@ -41,6 +42,7 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   rollups: RollupsSql
   profiles: ProfilesSql
   computations: ComputationsSql
+  replays: ReplaysSql
   /** Configuration as code's one transaction over sources, destinations and computations. */
   config: ConfigSql
 

@@ -42,6 +42,7 @@ import { postgresMigrations } from './sql/migrations.ts'
 import { postgresProfiles } from './sql/profiles.ts'
 import { postgresRecordOutcomes } from './sql/record-outcomes.ts'
 import { postgresRegulations } from './sql/regulations.ts'
+import { postgresReplays } from './sql/replays.ts'
 import { postgresRollups } from './sql/rollups.ts'
 import { postgresSources } from './sql/sources.ts'
 import { postgresSweep } from './sql/sweep.ts'
@@ -74,6 +75,7 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     profiles: postgresProfiles(db),
     computations: postgresComputations(db),
     config: postgresConfig(db),
+    replays: postgresReplays(db),
     ingest: postgresIngest(db),
     claimDeliveries: postgresClaimDeliveries(db),
     recordOutcomes: postgresRecordOutcomes(db),

@@ -4,7 +4,7 @@
  * every claimed row's properties.
  *
  * Layout: the claim count, then per claim its row count and per row: id, received_at, attempt_count,
- * first_attempt_at, source_id, closed_urls, payload.
+ * first_attempt_at, source_id, closed_urls, replay_id, payload.
  */
 import type { ClaimRow } from '../tables/deliveries.ts'
 import { type Packed, Packer, Unpacker } from './packed-text.ts'
@@ -21,6 +21,7 @@ export function packClaims(claims: ClaimRow[][]): Packed {
       out.maybe(row.first_attempt_at)
       out.string(row.source_id)
       out.string(row.closed_urls)
+      out.string(row.replay_id)
       out.string(row.payload)
     }
   }
@@ -40,6 +41,7 @@ export function unpackClaims(packed: Packed): ClaimRow[][] {
         first_attempt_at: input.maybe(),
         source_id: input.string()!,
         closed_urls: input.string(),
+        replay_id: input.string(),
         payload: input.string()!,
       }
     }

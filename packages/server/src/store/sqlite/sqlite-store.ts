@@ -23,6 +23,7 @@ import { sqliteMigrations } from './sql/migrations.ts'
 import { sqliteProfiles } from './sql/profiles.ts'
 import { sqliteRecordOutcomes } from './sql/record-outcomes.ts'
 import { sqliteRegulations } from './sql/regulations.ts'
+import { sqliteReplays } from './sql/replays.ts'
 import { sqliteRollups } from './sql/rollups.ts'
 import { sqliteSources } from './sql/sources.ts'
 import { sqliteSweep } from './sql/sweep.ts'
@@ -49,6 +50,7 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     profiles: sqliteProfiles(db),
     computations: sqliteComputations(db),
     config: sqliteConfig(db),
+    replays: sqliteReplays(db),
     ingest: sqliteIngest(db),
     claimDeliveries: sqliteClaimDeliveries(db),
     recordOutcomes: sqliteRecordOutcomes(db),

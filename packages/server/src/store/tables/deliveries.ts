@@ -49,6 +49,8 @@ export interface ClaimRow {
   first_attempt_at: number | null
   closed_urls: string | null
   payload: string
+  /** The replay that created it; null for live deliveries. */
+  replay_id: string | null
 }
 
 /** How many deliveries of a destination are in one state. */
@@ -143,6 +145,7 @@ export function toClaimedDeliveries(destinationId: string, rows: ClaimRow[]): Cl
       firstAttemptAt: row.first_attempt_at,
       closedUrls: parseUrls(row.closed_urls),
       payload: JSON.parse(row.payload) as Record<string, unknown>,
+      replayId: row.replay_id ?? null,
     }))
 }
 

@@ -14,6 +14,7 @@ export interface CandidateRow {
   id: number
   next_attempt_at: number
   payload: string
+  replay_id: string | null
 }
 
 /** A batch just leased. */
@@ -69,6 +70,7 @@ export function toBatchCandidates(rows: CandidateRow[]): BatchCandidate[] {
     id: Number(row.id),
     dueAt: Number(row.next_attempt_at),
     payload: JSON.parse(row.payload) as Record<string, unknown>,
+    replayId: row.replay_id ?? null,
   }))
 }
 

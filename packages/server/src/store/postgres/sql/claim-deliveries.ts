@@ -25,7 +25,7 @@ WITH due AS (
 UPDATE deliveries d SET lease_until = $4, updated_at = $2
 FROM due, messages m, (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush_wait
 WHERE d.id = due.id AND m.pk = d.message_pk
-RETURNING d.id, d.attempt_count, d.first_attempt_at, d.closed_urls, m.payload, m.source_id, m.received_at`
+RETURNING d.id, d.attempt_count, d.first_attempt_at, d.closed_urls, d.replay_id, m.payload, m.source_id, m.received_at`
 
 export function postgresClaimDeliveries(db: PostgresDatabase): ClaimDeliveriesSql {
   return (destinationId, limit, now, leaseUntil) =>

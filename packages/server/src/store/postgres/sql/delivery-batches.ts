@@ -73,7 +73,7 @@ export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSq
   return {
     candidates: (destinationId, limit, now) =>
       db.query<CandidateRow>(
-        `SELECT d.id, d.next_attempt_at, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk
+        `SELECT d.id, d.next_attempt_at, d.replay_id, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk
          WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at LIMIT $3`,
         [pgText(destinationId), now, limit],
       ),
@@ -105,7 +105,7 @@ export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSq
         const batchIds = batches.map((batch) => batch.id)
         const members = (
           await client.query<BatchMemberRow>(
-            `SELECT d.id, d.batch_id, d.attempt_count, d.first_attempt_at, d.closed_urls, m.payload, m.source_id, m.received_at
+            `SELECT d.id, d.batch_id, d.attempt_count, d.first_attempt_at, d.closed_urls, d.replay_id, m.payload, m.source_id, m.received_at
              FROM deliveries d JOIN messages m ON m.pk = d.message_pk
              WHERE d.batch_id = ANY($1::bigint[]) ORDER BY d.id`,
             [batchIds],

@@ -20,7 +20,7 @@ export function claimIn(db: SqliteDatabase): (spec: ClaimSpec) => ClaimRow[] {
          WHERE destination_id = ? AND status IN ('pending', 'retrying') AND next_attempt_at <= ? AND batch_id IS NULL
            AND (lease_until IS NULL OR lease_until <= ?)
          ORDER BY next_attempt_at LIMIT ?)
-       RETURNING id, message_pk, attempt_count, first_attempt_at, closed_urls`,
+       RETURNING id, message_pk, attempt_count, first_attempt_at, closed_urls, replay_id`,
     )
     const claimed = claim.all(leaseUntil, now, destinationId, now, now, limit) as unknown as (Omit<
       ClaimRow,
@@ -49,6 +49,7 @@ export function claimIn(db: SqliteDatabase): (spec: ClaimSpec) => ClaimRow[] {
         attempt_count: row.attempt_count,
         first_attempt_at: row.first_attempt_at,
         closed_urls: row.closed_urls,
+        replay_id: row.replay_id,
         payload: message.payload,
         source_id: message.source_id,
         received_at: message.received_at,

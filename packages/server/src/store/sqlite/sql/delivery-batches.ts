@@ -19,7 +19,7 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
     candidates: (destinationId, limit, now) =>
       db
         .sql(
-          `SELECT d.id, d.next_attempt_at, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk
+          `SELECT d.id, d.next_attempt_at, d.replay_id, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk
            WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at LIMIT ?`,
         )
         .all(destinationId, now, now, limit) as unknown as CandidateRow[],
@@ -61,7 +61,7 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
         const batchIds = ids(batches.map((batch) => batch.id))
         const members = db
           .sql(
-            `SELECT d.id, d.batch_id, d.attempt_count, d.first_attempt_at, d.closed_urls, m.payload, m.source_id, m.received_at
+            `SELECT d.id, d.batch_id, d.attempt_count, d.first_attempt_at, d.closed_urls, d.replay_id, m.payload, m.source_id, m.received_at
              FROM deliveries d JOIN messages m ON m.pk = d.message_pk
              WHERE d.batch_id IN (SELECT value FROM json_each(?)) ORDER BY d.id`,
           )
