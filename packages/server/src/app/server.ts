@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import { type Config, ConfigError } from '../config.ts'
 import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
+import { ReplayRunner } from '../deliver/replay-runner.ts'
 import { InvalidDocumentError } from '../domain/config-document.ts'
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors.ts'
 import { GroupCommit } from '../ingest/group-commit.ts'
@@ -111,6 +112,7 @@ export async function createSluice(
     concurrencyPerDestination: config.deliveryConcurrency,
     metrics,
     tracing,
+    replays: store,
   })
   const groupCommit = new GroupCommit(store, {
     // PostgreSQL commits in parallel on separate pooled connections; SQLite has a single writer.
@@ -119,6 +121,7 @@ export async function createSluice(
     metrics,
   })
   const profiles = new ProfileWorker({ store, logger, refreshMs: config.audienceRefreshSeconds * 1000 })
+  const replayRunner = new ReplayRunner({ store, logger, metrics })
   const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })
 
   const app = Fastify({
@@ -291,6 +294,12 @@ export async function createSluice(
       afterRegulation: () => privacy.refresh(),
       liveCalls,
       allowPrivateDestinations: config.allowPrivateDestinations,
+      replays: {
+        retentionMs: config.retentionDays * 86_400_000,
+        // Past the delivery lease, a sender that died holding a replay's delivery no longer counts.
+        cancelWaitMs: config.deliveryLeaseMs + 5_000,
+        afterCreate: () => replayRunner.wake(),
+      },
     })
     await registerWebApp(app)
   }
@@ -308,6 +317,7 @@ export async function createSluice(
       if (config.role !== 'worker') housekeeper.start()
       if (config.role !== 'api') {
         engine.start()
+        replayRunner.start()
         await profiles.start()
       }
       await erasure.start()
@@ -321,6 +331,7 @@ export async function createSluice(
         groupCommit,
         profiles,
         engine,
+        replayRunner,
         sender,
         tracing,
         privacy,

@@ -15,6 +15,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { DeliveryEngine } from '../deliver/engine.ts'
 import type { WebhookSender } from '../deliver/http-sender.ts'
+import type { ReplayRunner } from '../deliver/replay-runner.ts'
 import type { GroupCommit } from '../ingest/group-commit.ts'
 import type { Tracing } from '../observe/tracing.ts'
 import type { ErasureRunner } from '../privacy/erasure-runner.ts'
@@ -33,6 +34,7 @@ export interface RunningParts {
   groupCommit: GroupCommit
   profiles: ProfileWorker
   engine: DeliveryEngine
+  replayRunner: ReplayRunner
   sender: WebhookSender
   tracing: Tracing
   privacy: PrivacyFilter
@@ -82,7 +84,7 @@ async function shutDownSteps(parts: RunningParts): Promise<void> {
     await parts.groupCommit.drain()
   }
   // The profile batch in progress commits (or not at all: it is consumed again at the next start).
-  await Promise.all([ingest(), parts.engine.stop(), parts.profiles.stop()])
+  await Promise.all([ingest(), parts.engine.stop(), parts.replayRunner.stop(), parts.profiles.stop()])
   await parts.tracing.shutdown().catch(() => {}) // a collector that is down must not hold the exit
   await parts.sender.close()
   // The engine asked the privacy filter about every claim it sent; nothing asks it any more.

@@ -55,7 +55,10 @@ export function planBatches(
       continue
     }
     const added = bytes + (current.length > 0 ? 1 : 0)
-    if (current.length > 0 && (currentBytes + added > batching.maxBytes || candidate.replayId !== currentReplay))
+    if (
+      current.length > 0 &&
+      (currentBytes + added > batching.maxBytes || candidate.replayId !== currentReplay)
+    )
       close()
     currentReplay = candidate.replayId
     current.push(candidate.id)

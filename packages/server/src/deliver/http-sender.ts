@@ -29,10 +29,11 @@
  * once, and never sent), so the delivery engine should keep per-endpoint concurrency at or below
  * `connectionsPerOrigin`.
  */
-import { REPLAY_HEADER } from '../domain/replays.ts'
+
 import type { IncomingHttpHeaders } from 'node:http'
 import { StringDecoder } from 'node:string_decoder'
 import { Agent, buildConnector, type Dispatcher } from 'undici'
+import { REPLAY_HEADER } from '../domain/replays.ts'
 import { RESERVED_HEADER_NAMES } from '../domain/webhook-settings.ts'
 import { type DeadlineEntry, DeadlineList } from './deadlines.ts'
 import {

@@ -14,6 +14,7 @@ import { DeliveryService } from '../domain/delivery-service.ts'
 import { DestinationService } from '../domain/destination-service.ts'
 import { ProfileService } from '../domain/profile-service.ts'
 import { RegulationService } from '../domain/regulation-service.ts'
+import { ReplayService } from '../domain/replay-service.ts'
 import { SourceService } from '../domain/source-service.ts'
 import { TokenService } from '../domain/token-service.ts'
 import type { LiveCalls } from '../ingest/live-calls.ts'
@@ -30,6 +31,7 @@ import { dryRunEndpoints } from './dry-run-endpoints.ts'
 import { liveEndpoints } from './live-endpoints.ts'
 import { profileEndpoints } from './profile-endpoints.ts'
 import { regulationEndpoints } from './regulation-endpoints.ts'
+import { replayEndpoints } from './replay-endpoints.ts'
 import { rephraseRequestError } from './request-errors.ts'
 import {
   checkBodyDepth,
@@ -53,11 +55,13 @@ export interface ManagementApiOptions {
   allowPrivateDestinations: boolean
   /** The Tracking API's judged calls, for the live debugger. */
   liveCalls: LiveCalls
+  /** Replays: how long calls are kept (the oldest window), and this process's runner to wake. */
+  replays: { retentionMs: number; cancelWaitMs: number; afterCreate: () => void }
 }
 
 export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
   app,
-  { store, access, testSender, liveCalls, allowPrivateDestinations, afterRegulation },
+  { store, access, testSender, liveCalls, allowPrivateDestinations, afterRegulation, replays },
 ) => {
   // Hooks and the formatter apply to this plugin only (Fastify encapsulation), not to the Tracking API.
   app.decorateRequest('principal', null)
@@ -86,6 +90,7 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
       deliveries: new DeliveryService(store),
       testEvents: new TestEventService({ store, sender: testSender }),
     })
+    await protectedApi.register(replayEndpoints, { replays: new ReplayService(store, replays) })
     await protectedApi.register(tokenEndpoints, { tokens: new TokenService(store) })
     await protectedApi.register(regulationEndpoints, {
       regulations: new RegulationService(store, afterRegulation ? { afterCreate: afterRegulation } : {}),

@@ -7,7 +7,7 @@ import { HttpError } from '../lib/errors.ts'
 import { timestamp, wholeNumberQuery } from './common-schemas.ts'
 
 /** ISO 8601 date (`2026-01-31`, midnight UTC) or date-time with a zone (`Z` or `±hh:mm`). */
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i
+export const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i
 
 /** A time query parameter (`since`, `until`, `from`, `to`) as epoch ms. */
 export function parseTime(raw: string, name = 'since'): number {

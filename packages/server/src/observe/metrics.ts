@@ -214,7 +214,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   })
   const replayed = new Counter({
     name: 'sluice_replay_messages_total',
-    help: "Messages of replays, per destination and outcome (enqueued, skipped as already delivered, then delivered, failed, or cancelled before they were sent), counted by this process.",
+    help: 'Messages of replays, per destination and outcome (enqueued, skipped as already delivered, then delivered, failed, or cancelled before they were sent), counted by this process.',
     labelNames: ['destination', 'outcome'] as const,
     registers,
   })

@@ -149,5 +149,9 @@ export function toLeasedReplay(row: ReplayRow): LeasedReplay {
 }
 
 export function toReplayCandidates(rows: ReplayCandidateRow[]): ReplayCandidate[] {
-  return rows.map((row) => ({ pk: Number(row.pk), receivedAt: Number(row.received_at), payload: row.payload }))
+  return rows.map((row) => ({
+    pk: Number(row.pk),
+    receivedAt: Number(row.received_at),
+    payload: row.payload,
+  }))
 }

@@ -1,10 +1,5 @@
 /** replays and deliveries.replay_id on PostgreSQL. */
-import type {
-  ReplayCandidateRow,
-  ReplayCountRow,
-  ReplayRow,
-  ReplaysSql,
-} from '../../tables/replays.ts'
+import type { ReplayCandidateRow, ReplayCountRow, ReplayRow, ReplaysSql } from '../../tables/replays.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 
@@ -34,9 +29,10 @@ export function postgresReplays(db: PostgresDatabase): ReplaysSql {
       )
     },
     list: (destinationId) =>
-      db.query<ReplayRow>('SELECT * FROM replays WHERE destination_id = $1 ORDER BY created_at DESC, id DESC', [
-        pgText(destinationId),
-      ]),
+      db.query<ReplayRow>(
+        'SELECT * FROM replays WHERE destination_id = $1 ORDER BY created_at DESC, id DESC',
+        [pgText(destinationId)],
+      ),
     get: async (id) => (await db.query<ReplayRow>('SELECT * FROM replays WHERE id = $1', [pgText(id)]))[0],
     counts: (ids) =>
       db.query<ReplayCountRow>(
@@ -97,11 +93,10 @@ export function postgresReplays(db: PostgresDatabase): ReplaysSql {
           )
           const enqueued = inserted.rowCount ?? 0
           const skipped = step.matched.length - enqueued
-          await client.query('UPDATE replays SET enqueued = enqueued + $1, skipped = skipped + $2 WHERE id = $3', [
-            enqueued,
-            skipped,
-            step.replayId,
-          ])
+          await client.query(
+            'UPDATE replays SET enqueued = enqueued + $1, skipped = skipped + $2 WHERE id = $3',
+            [enqueued, skipped, step.replayId],
+          )
           return { enqueued, skipped }
         }),
       ),
@@ -165,9 +160,10 @@ export function postgresReplays(db: PostgresDatabase): ReplaysSql {
       }),
     stopped: async (ids) =>
       (
-        await db.query<{ id: string }>(`SELECT id FROM replays WHERE id = ANY($1::text[]) AND status <> 'RUNNING'`, [
-          ids,
-        ])
+        await db.query<{ id: string }>(
+          `SELECT id FROM replays WHERE id = ANY($1::text[]) AND status <> 'RUNNING'`,
+          [ids],
+        )
       ).map((row) => row.id),
     discard: async (deliveryIds) => {
       await db.transaction(async (client) => {
@@ -177,7 +173,9 @@ export function postgresReplays(db: PostgresDatabase): ReplaysSql {
           'DELETE FROM deliveries WHERE id = ANY($1::bigint[]) RETURNING batch_id',
           [deliveryIds],
         )
-        const batchIds = [...new Set(batches.rows.flatMap((row) => (row.batch_id === null ? [] : [row.batch_id])))]
+        const batchIds = [
+          ...new Set(batches.rows.flatMap((row) => (row.batch_id === null ? [] : [row.batch_id]))),
+        ]
         if (batchIds.length > 0)
           await client.query(
             `DELETE FROM delivery_batches b WHERE b.id = ANY($1::bigint[])

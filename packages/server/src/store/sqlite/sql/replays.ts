@@ -1,10 +1,5 @@
 /** replays and deliveries.replay_id on SQLite. */
-import type {
-  ReplayCandidateRow,
-  ReplayCountRow,
-  ReplayRow,
-  ReplaysSql,
-} from '../../tables/replays.ts'
+import type { ReplayCandidateRow, ReplayCountRow, ReplayRow, ReplaysSql } from '../../tables/replays.ts'
 import { flag, type SqliteDatabase } from '../database.ts'
 
 const WAITING = "status IN ('pending', 'retrying')"
@@ -145,7 +140,9 @@ export function sqliteReplays(db: SqliteDatabase): ReplaysSql {
     },
     cancel: (destinationId, id, now) =>
       db.transaction(() => {
-        const found = db.sql('SELECT status FROM replays WHERE id = ? AND destination_id = ?').get(id, destinationId)
+        const found = db
+          .sql('SELECT status FROM replays WHERE id = ? AND destination_id = ?')
+          .get(id, destinationId)
         if (found === undefined) return undefined
         db.sql(
           `UPDATE replays SET status = 'CANCELLED', finished_at = ?, lease_until = NULL WHERE id = ? AND status = 'RUNNING'`,

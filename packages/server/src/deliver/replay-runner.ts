@@ -1,0 +1,167 @@
+/**
+ * Runs replays (docs/webhooks.md, "Replay and backfill"): reads each running replay's window in small
+ * steps and creates its deliveries, which the delivery engine then sends like any other (subscription,
+ * filters, mapping, batching, retries), each request with `X-Sluice-Replay`.
+ *
+ * - One runner per replay: a replay is leased (store) to one process, renewed at every step; a process
+ *   that dies leaves it to another (or to itself after a restart) once the lease runs out.
+ * - Crash safety: a step's deliveries, the cursor and the counters commit in one transaction, and only
+ *   from the cursor the step read at; so each call gets at most one delivery per replay, whatever dies
+ *   when, and the engine's own bound on repeated sends applies from there.
+ * - Yielding to live traffic: a step is taken only while the destination has no live delivery waiting
+ *   to be claimed and fewer than `maxOutstanding` of the replay's deliveries are waiting, so live
+ *   deliveries never queue behind more than that many replayed ones.
+ */
+import { randomBytes } from 'node:crypto'
+import type { DeliveryStore } from '../domain/delivery-store.ts'
+import type { Destination } from '../domain/destinations.ts'
+import type { ReplayStore } from '../domain/replay-store.ts'
+import type { LeasedReplay } from '../domain/replays.ts'
+import type { Logger } from '../lib/logger.ts'
+import { type Metrics, NO_METRICS } from '../observe/metrics.ts'
+import { replayMatches } from '../route/replay-match.ts'
+import type { StoreWatch } from '../store/store.ts'
+
+export interface ReplayRunnerOptions {
+  store: ReplayStore & Pick<DeliveryStore, 'getDestination'> & StoreWatch
+  logger: Logger
+  metrics?: Metrics
+  /** How long a replay stays this process's without a step. Default 15 s. */
+  leaseMs?: number
+  /** Calls read per step. Default 200. */
+  stepSize?: number
+  /**
+   * Most of a replay's deliveries waiting at once (a batching destination: at least two full batches).
+   * Default 64, twice the engine's default concurrency: enough to keep its slots busy.
+   */
+  maxOutstanding?: number
+  /** Look for work at least this often. Default 250 ms. */
+  pollMs?: number
+}
+
+export class ReplayRunner {
+  private readonly store: ReplayRunnerOptions['store']
+  private readonly logger: Logger
+  private readonly metrics: Metrics
+  private readonly leaseMs: number
+  private readonly stepSize: number
+  private readonly maxOutstanding: number
+  private readonly pollMs: number
+  /** This process's name in replay leases. */
+  readonly runnerId = `runner_${randomBytes(8).toString('hex')}`
+  private running = false
+  private timer: NodeJS.Timeout | undefined
+  private ticking: Promise<void> | null = null
+  private again = false
+  /** The last round held a replay: only then do the store's announcements wake the runner (else it polls). */
+  private holdsReplays = false
+  private unwatch: Promise<(() => Promise<void>) | undefined> | undefined
+
+  constructor(options: ReplayRunnerOptions) {
+    this.store = options.store
+    this.logger = options.logger
+    this.metrics = options.metrics ?? NO_METRICS
+    this.leaseMs = options.leaseMs ?? 15_000
+    this.stepSize = options.stepSize ?? 200
+    this.maxOutstanding = options.maxOutstanding ?? 64
+    this.pollMs = options.pollMs ?? 250
+  }
+
+  start(): void {
+    if (this.running) return
+    this.running = true
+    // New replays and finished deliveries (room for the next step) are announced as `deliveries`.
+    this.unwatch = this.store
+      .watch((event) => {
+        if (event === 'deliveries' && this.holdsReplays) this.wake()
+      })
+      .catch(() => undefined)
+    this.wake()
+  }
+
+  async stop(): Promise<void> {
+    this.running = false
+    clearTimeout(this.timer)
+    const unwatch = await this.unwatch
+    await unwatch?.()
+    await this.ticking
+  }
+
+  /** Takes the next steps soon; calls made while a round runs start one more round after it. */
+  wake(): void {
+    if (!this.running) return
+    if (this.ticking) {
+      this.again = true
+      return
+    }
+    clearTimeout(this.timer)
+    this.ticking = this.round().finally(() => {
+      this.ticking = null
+      if (!this.running) return
+      const soon = this.again
+      this.again = false
+      this.timer = setTimeout(() => this.wake(), soon ? 0 : this.pollMs)
+      this.timer.unref()
+    })
+  }
+
+  /** One step of every replay this process holds; another round at once when any moved. */
+  private async round(): Promise<void> {
+    try {
+      const now = Date.now()
+      const replays = await this.store.leaseReplays(this.runnerId, now, now + this.leaseMs)
+      this.holdsReplays = replays.length > 0
+      for (const replay of replays) {
+        if (!this.running) return
+        if (await this.advance(replay)) this.again = true
+      }
+    } catch (error) {
+      this.logger.error({ err: error }, 'replay runner: a round failed; trying again shortly')
+    }
+  }
+
+  /** One step of one replay; true when it moved (more may follow at once). */
+  private async advance(replay: LeasedReplay): Promise<boolean> {
+    const now = Date.now()
+    if (replay.scanDone) {
+      if (await this.store.finishReplay(replay.id, this.runnerId, now))
+        this.logger.info({ replayId: replay.id }, 'replay finished')
+      return false
+    }
+    const destination = await this.store.getDestination(replay.destinationId)
+    if (destination === null) return false // deleted: its replays went with it
+    if ((await this.store.replayOutstanding(replay.id)) >= this.outstandingLimit(destination)) return false
+    if (await this.store.liveWorkDue(destination.id, now)) return false
+    const calls = await this.store.replayCandidates(replay, this.stepSize)
+    const last = calls.at(-1)
+    // A window reaching into the future is read again until its end has passed.
+    const scanDone = calls.length < this.stepSize && replay.to <= now
+    if (last === undefined && !scanDone) return false
+    const matched: number[] = []
+    for (const call of calls) if (replayMatches(replay, destination, call.payload)) matched.push(call.pk)
+    const to = last === undefined ? replay.cursor : { receivedAt: last.receivedAt, pk: last.pk }
+    const result = await this.store.commitReplayStep({
+      replayId: replay.id,
+      runner: this.runnerId,
+      from: replay.cursor,
+      to,
+      scanDone,
+      scanned: calls.length,
+      matched,
+      leaseUntil: Date.now() + this.leaseMs,
+    })
+    if (result === null) return false // cancelled, or no longer ours
+    replay.cursor = to
+    replay.scanDone = scanDone
+    this.metrics.replayed(destination.id, 'enqueued', result.enqueued)
+    this.metrics.replayed(destination.id, 'skipped', result.skipped)
+    return true
+  }
+
+  private outstandingLimit(destination: Destination): number {
+    const batching = destination.settings.batching
+    return batching === undefined
+      ? this.maxOutstanding
+      : Math.max(this.maxOutstanding, Math.min(2 * batching.maxEvents, 4_000))
+  }
+}
