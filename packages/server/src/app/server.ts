@@ -121,7 +121,8 @@ export async function createSluice(
     metrics,
   })
   const profiles = new ProfileWorker({ store, logger, refreshMs: config.audienceRefreshSeconds * 1000 })
-  const replayRunner = new ReplayRunner({ store, logger, metrics })
+  // A replay whose process died is taken over as its deliveries are: once the lease runs out.
+  const replayRunner = new ReplayRunner({ store, logger, metrics, leaseMs: config.deliveryLeaseMs })
   const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })
 
   const app = Fastify({
