@@ -83,8 +83,6 @@ for (const backend of backends) {
         (await api(first.url, 'PATCH', `/destinations/${destinationId}`, { enabled: true })).status,
         200,
       )
-      // PostgreSQL: a second process that could run the replay too; only one does at a time.
-      if (database.url) processes.push(await spawnSluice(env))
       const replay = await api(first.url, 'POST', `/destinations/${destinationId}/replays`, {
         from: new Date(startedAt - 1_000).toISOString(),
         to: new Date(Date.now() + 10).toISOString(),
@@ -93,6 +91,16 @@ for (const backend of backends) {
 
       await until(
         'the replay under way',
+        () => seen.size,
+        (n) => n >= 50,
+        30_000,
+        5,
+      )
+      // PostgreSQL: a second process joins once the first holds the replay's lease; it may not run
+      // the replay while that lease is renewed, and takes it over after the kill.
+      if (database.url) processes.push(await spawnSluice(env))
+      await until(
+        'the replay further',
         () => seen.size,
         (n) => n >= 150,
         30_000,
