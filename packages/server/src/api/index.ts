@@ -48,6 +48,7 @@ import type {
   listRegulationsSchema,
   listSuppressionsSchema,
 } from '../manage/regulation-schemas.ts'
+import type { listReplaysSchema, startReplaySchema } from '../manage/replay-schemas.ts'
 import type { createSourceSchema, listSourcesSchema, sourceSeriesSchema } from '../manage/source-schemas.ts'
 
 export type { AudienceNode, CountOperator } from '../domain/audiences.ts'
@@ -72,6 +73,8 @@ export type { MessageType, StoredMessageType } from '../domain/messages.ts'
 export { MESSAGE_TYPES } from '../domain/messages.ts'
 export type { RegulationStatus, RegulationType } from '../domain/regulations.ts'
 export { REGULATION_STATUSES, REGULATION_TYPES } from '../domain/regulations.ts'
+export type { ReplayStatus } from '../domain/replays.ts'
+export { REPLAY_STATUSES } from '../domain/replays.ts'
 export type { TokenRole } from '../domain/tokens.ts'
 export { TOKEN_ROLES } from '../domain/tokens.ts'
 
@@ -96,6 +99,7 @@ export type {
   RegulationView as Regulation,
   SuppressionView as Suppression,
 } from '../manage/regulation-schemas.ts'
+export type { ReplayView as Replay } from '../manage/replay-schemas.ts'
 export type { SourceView as Source } from '../manage/source-schemas.ts'
 
 /**
@@ -126,6 +130,8 @@ export type SavedDestination = Answer<typeof createDestinationSchema, 201>
 export type DestinationSeries = Answer<typeof destinationSeriesSchema>
 export type DeliveryPage = Answer<typeof listDeliveriesSchema>
 export type ReplayAnswer = Answer<typeof replayDestinationSchema, 202>
+/** GET /destinations/{id}/replays: the destination's replays of stored calls, newest first. */
+export type ReplayList = Answer<typeof listReplaysSchema>
 /** POST /destinations/{id}/test: what each URL answered. */
 export type TestSendAnswer = Answer<typeof testDestinationSchema>
 export type RegulationList = Answer<typeof listRegulationsSchema>
@@ -163,6 +169,8 @@ export type DryRunBody = Body<typeof dryRunSchema>
 export type SavedDryRunBody = Body<typeof savedDryRunSchema>
 export type DeliveryQuery = Query<typeof listDeliveriesSchema>
 export type ReplayQuery = Query<typeof replayDestinationSchema>
+/** POST /destinations/{id}/replays: the window, sources, types, events and force of a replay of stored calls. */
+export type StartReplayBody = Body<typeof startReplaySchema>
 export type SeriesQuery = Query<typeof sourceSeriesSchema>
 export type CreateRegulationBody = Body<typeof createRegulationSchema>
 export type CreateAudienceBody = Body<typeof createAudienceSchema>

@@ -129,8 +129,9 @@ export function describeChanges(changes: ConfigChange[], applied: boolean): stri
   return `${lines.join('\n')}\n${applied ? `Applied ${count}.` : `${count} to apply (sluice config apply).`}\n`
 }
 
-async function call(
-  options: ConfigCommandOptions,
+/** One management API request with the admin token; a refusal becomes a ConfigCommandError with the API's message. */
+export async function call(
+  options: Pick<ConfigCommandOptions, 'baseUrl' | 'adminToken'>,
   method: string,
   path: string,
   body?: unknown,

@@ -13,6 +13,7 @@ import { audiencesCommand } from './audiences.ts'
 import { CONFIG_USAGE, ConfigCommandError, configCommand } from './config.ts'
 import { runDemo } from './demo.ts'
 import { PRIVACY_USAGE, runPrivacy } from './privacy.ts'
+import { REPLAY_USAGE, replayCommand } from './replay.ts'
 import { createSource, listSources } from './sources.ts'
 import { start } from './start.ts'
 
@@ -30,6 +31,7 @@ ${PRIVACY_USAGE}
                          now, with a sample of their ids; nothing is saved
   audiences show ID      One audience as JSON, with its size
 ${CONFIG_USAGE}
+${REPLAY_USAGE}
   demo [--url URL --admin-token T]
                          Send one call of every type to a local receiver through Sluice and show
                          what arrived, signatures verified (in-process Sluice unless --url is given)
@@ -51,6 +53,11 @@ async function main(argv: string[]): Promise<number> {
       prune: { type: 'boolean' },
       yaml: { type: 'boolean' },
       'exit-code': { type: 'boolean' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      type: { type: 'string', multiple: true },
+      event: { type: 'string', multiple: true },
+      force: { type: 'boolean' },
     },
   })
   const [command, sub, ...rest] = positionals
@@ -68,10 +75,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig(values.role ? { ...process.env, SLUICE_ROLE: values.role } : process.env)
   if (command === 'start') return start(config)
-  if (command === 'config') {
-    if (sub !== 'export' && sub !== 'plan' && sub !== 'apply') {
-      throw new ConfigCommandError(`Unknown config command "${sub ?? ''}". Usage:\n${CONFIG_USAGE}`)
-    }
+  /** What the commands that talk to a running Sluice need: its address and the admin token. */
+  const server = async () => {
     // A local Sluice that generated its token keeps it in its data directory.
     const adminToken =
       values['admin-token'] ??
@@ -79,12 +84,29 @@ async function main(argv: string[]): Promise<number> {
       (await readFile(join(config.dataDir, 'admin-token'), 'utf8').catch(() => '')).trim()
     if (!adminToken) {
       throw new ConfigCommandError(
-        'The config commands need the admin token: --admin-token T or SLUICE_ADMIN_TOKEN (or the admin-token file of SLUICE_DATA_DIR, where Sluice keeps the one it generated).',
+        `The ${command} commands need the admin token: --admin-token T or SLUICE_ADMIN_TOKEN (or the admin-token file of SLUICE_DATA_DIR, where Sluice keeps the one it generated).`,
       )
     }
+    return { baseUrl: values.url ?? process.env.SLUICE_URL ?? `http://127.0.0.1:${config.port}`, adminToken }
+  }
+  if (command === 'replay') {
+    return replayCommand(sub, {
+      ...(await server()),
+      from: values.from,
+      to: values.to,
+      sourceIds: values.source,
+      types: values.type,
+      events: values.event,
+      force: values.force,
+      json: values.json,
+    })
+  }
+  if (command === 'config') {
+    if (sub !== 'export' && sub !== 'plan' && sub !== 'apply') {
+      throw new ConfigCommandError(`Unknown config command "${sub ?? ''}". Usage:\n${CONFIG_USAGE}`)
+    }
     return configCommand(sub, rest[0], {
-      baseUrl: values.url ?? process.env.SLUICE_URL ?? `http://127.0.0.1:${config.port}`,
-      adminToken,
+      ...(await server()),
       secrets: values.secrets,
       prune: values.prune,
       yaml: values.yaml,
