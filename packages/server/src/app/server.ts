@@ -102,6 +102,8 @@ export async function createSluice(
   const privacy = new PrivacyFilter(store, logger)
   await privacy.start()
   const erasure = new ErasureRunner(store, logger)
+  // A replay whose process died is taken over as its deliveries are: once the lease runs out.
+  const replayRunner = new ReplayRunner({ store, logger, metrics, leaseMs: config.deliveryLeaseMs })
   const engine = new DeliveryEngine({
     store,
     logger,
@@ -113,6 +115,7 @@ export async function createSluice(
     metrics,
     tracing,
     replays: store,
+    onReplayOutcomes: () => replayRunner.wake(),
   })
   const groupCommit = new GroupCommit(store, {
     // PostgreSQL commits in parallel on separate pooled connections; SQLite has a single writer.
@@ -121,8 +124,6 @@ export async function createSluice(
     metrics,
   })
   const profiles = new ProfileWorker({ store, logger, refreshMs: config.audienceRefreshSeconds * 1000 })
-  // A replay whose process died is taken over as its deliveries are: once the lease runs out.
-  const replayRunner = new ReplayRunner({ store, logger, metrics, leaseMs: config.deliveryLeaseMs })
   const housekeeper = new Housekeeper(store, logger, { retentionMs: config.retentionDays * 86_400_000 })
 
   const app = Fastify({
@@ -299,7 +300,7 @@ export async function createSluice(
         retentionMs: config.retentionDays * 86_400_000,
         // Past the delivery lease, a sender that died holding a replay's delivery no longer counts.
         cancelWaitMs: config.deliveryLeaseMs + 5_000,
-        afterCreate: () => replayRunner.wake(),
+        afterCreate: () => replayRunner.replayCreated(),
       },
     })
     await registerWebApp(app)

@@ -63,6 +63,8 @@ export interface DeliveryEngineOptions {
    * deleted instead. Default: replays are never stopped.
    */
   replays?: Pick<ReplayStore, 'stoppedReplays' | 'discardReplayDeliveries'>
+  /** Called once outcomes of replayed deliveries are committed: the replay runner has room again. Default: none. */
+  onReplayOutcomes?: () => void
 }
 
 /**
@@ -118,6 +120,7 @@ export class DeliveryEngine {
   private readonly replays: Pick<ReplayStore, 'stoppedReplays' | 'discardReplayDeliveries'> | null
   /** Recent answers of `replayStopped`, shared by the deliveries asking at the same time. */
   private readonly replayChecks = new Map<string, { at: number; stopped: Promise<boolean> }>()
+  private readonly onReplayOutcomes: () => void
 
   private readonly slots = new Map<string, DestinationSlot>()
   private destinationsLoadedAt = 0
@@ -134,8 +137,8 @@ export class DeliveryEngine {
   /** Requests in flight over all destinations, and who waits for them to end (`stop`). */
   private sending = 0
   private allSent: (() => void) | null = null
-  private pendingOutcomes: { outcome: DeliveryOutcome; slot: DestinationSlot }[] = []
-  private pendingBatchOutcomes: { outcome: BatchOutcome; slot: DestinationSlot }[] = []
+  private pendingOutcomes: { outcome: DeliveryOutcome; slot: DestinationSlot; replayed: boolean }[] = []
+  private pendingBatchOutcomes: { outcome: BatchOutcome; slot: DestinationSlot; replayed: boolean }[] = []
   /** The batch outcomes' commit loop, while it runs. */
   private recordingBatches: Promise<void> | null = null
   /** The commit loop, while it runs. */
@@ -157,6 +160,7 @@ export class DeliveryEngine {
     this.metrics = options.metrics ?? NO_METRICS
     this.tracing = options.tracing ?? NO_TRACING
     this.replays = options.replays ?? null
+    this.onReplayOutcomes = options.onReplayOutcomes ?? (() => {})
     this.groupSize = Math.max(1, Math.floor(this.concurrency / 2))
     if (this.leaseMs <= this.retry.requestTimeoutMs) {
       throw new Error(`The delivery lease (${this.leaseMs} ms) must be longer than the request timeout.`)
@@ -460,11 +464,11 @@ export class DeliveryEngine {
           'batch dead-lettered',
         )
       }
-      this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id })
+      this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id }, members[0]!.replayId !== null)
     } catch (error) {
       this.logger.error({ err: error, batchId: batch.id }, 'batch could not be prepared')
       const outcome = invalidMessageOutcome(batch, destination.settings, error, Date.now())
-      this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id })
+      this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id }, batch.members[0]?.replayId != null)
     } finally {
       slot.inFlight--
       if (--this.sending === 0) this.allSent?.()
@@ -474,9 +478,9 @@ export class DeliveryEngine {
   }
 
   /** Batch outcomes share commits as delivery outcomes do: those settling during a commit go in the next. */
-  private recordBatchOutcome(slot: DestinationSlot, outcome: BatchOutcome): void {
+  private recordBatchOutcome(slot: DestinationSlot, outcome: BatchOutcome, replayed: boolean): void {
     slot.unrecorded++
-    this.pendingBatchOutcomes.push({ outcome, slot })
+    this.pendingBatchOutcomes.push({ outcome, slot, replayed })
     this.recordingBatches ??= this.commitBatchOutcomes()
   }
 
@@ -494,6 +498,7 @@ export class DeliveryEngine {
       }
       for (const { slot } of group) slot.unrecorded--
       for (const slot of new Set(group.map((item) => item.slot))) this.startReadyBatches(slot)
+      if (group.some((item) => item.replayed)) this.onReplayOutcomes()
       this.wake()
     }
     this.recordingBatches = null
@@ -570,12 +575,16 @@ export class DeliveryEngine {
           'delivery dead-lettered',
         )
       }
-      this.recordOutcome(slot, outcome)
+      this.recordOutcome(slot, outcome, delivery.replayId !== null)
     } catch (error) {
       // A message that cannot be shaped will never succeed: fail it visibly rather than retry forever.
       this.logger.error({ err: error, deliveryId: delivery.id }, 'delivery could not be prepared')
       span.fail(error)
-      this.recordOutcome(slot, invalidMessageOutcome(delivery, destination.settings, error, Date.now()))
+      this.recordOutcome(
+        slot,
+        invalidMessageOutcome(delivery, destination.settings, error, Date.now()),
+        delivery.replayId !== null,
+      )
     } finally {
       slot.inFlight--
       if (--this.sending === 0) this.allSent?.()
@@ -614,14 +623,15 @@ export class DeliveryEngine {
     return stopped
   }
 
-  /** A replay's messages that reached a final state. */
+  /** Outcomes of a replay's messages were recorded: counts those that reached a final state. */
   private countReplayed(
     destinationId: string,
     replayId: string | null,
     outcome: Pick<DeliveryOutcome, 'status'>,
     messages: number,
   ): void {
-    if (replayId === null || (outcome.status !== 'delivered' && outcome.status !== 'failed')) return
+    if (replayId === null) return
+    if (outcome.status !== 'delivered' && outcome.status !== 'failed') return
     this.metrics.replayed(destinationId, outcome.status, messages)
   }
 
@@ -634,9 +644,9 @@ export class DeliveryEngine {
    * (`startReady`), which is what bounds the duplicates a crash can cause; so under load a commit
    * starts without waiting out the delay, before the unrecorded outcomes stall the destination.
    */
-  private recordOutcome(slot: DestinationSlot, outcome: DeliveryOutcome): void {
+  private recordOutcome(slot: DestinationSlot, outcome: DeliveryOutcome, replayed: boolean): void {
     slot.unrecorded++
-    this.pendingOutcomes.push({ outcome, slot })
+    this.pendingOutcomes.push({ outcome, slot, replayed })
     if (this.recording) return // the running commit loop takes it next
     if (this.pendingOutcomes.length >= this.groupSize) void this.flushOutcomes()
     else this.groupTimer ??= setTimeout(() => void this.flushOutcomes(), OUTCOME_GROUPING_MS)
@@ -694,6 +704,7 @@ export class DeliveryEngine {
       }
       for (const { slot } of batch) slot.unrecorded--
       for (const slot of new Set(batch.map((item) => item.slot))) this.startReady(slot)
+      if (batch.some((item) => item.replayed)) this.onReplayOutcomes()
       // Released leases, new due times and freed slots: look again.
       this.wake()
     }

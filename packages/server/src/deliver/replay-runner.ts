@@ -53,8 +53,10 @@ export class ReplayRunner {
   private timer: NodeJS.Timeout | undefined
   private ticking: Promise<void> | null = null
   private again = false
-  /** The last round held a replay: only then do the store's announcements wake the runner (else it polls). */
-  private holdsReplays = false
+  /** The replays this process holds, as of their last lease or step. */
+  private held: LeasedReplay[] = []
+  /** When the leases are renewed (and new or orphaned replays looked for) next. */
+  private leaseAt = 0
   private unwatch: Promise<(() => Promise<void>) | undefined> | undefined
 
   constructor(options: ReplayRunnerOptions) {
@@ -73,7 +75,7 @@ export class ReplayRunner {
     // New replays and finished deliveries (room for the next step) are announced as `deliveries`.
     this.unwatch = this.store
       .watch((event) => {
-        if (event === 'deliveries' && this.holdsReplays) this.wake()
+        if (event === 'deliveries' && this.held.length > 0) this.wake()
       })
       .catch(() => undefined)
     this.wake()
@@ -85,6 +87,12 @@ export class ReplayRunner {
     const unwatch = await this.unwatch
     await unwatch?.()
     await this.ticking
+  }
+
+  /** A replay was created (in this process): lease it now rather than at the next poll. */
+  replayCreated(): void {
+    this.leaseAt = 0
+    this.wake()
   }
 
   /** Takes the next steps soon; calls made while a round runs start one more round after it. */
@@ -109,9 +117,12 @@ export class ReplayRunner {
   private async round(): Promise<void> {
     try {
       const now = Date.now()
-      const replays = await this.store.leaseReplays(this.runnerId, now, now + this.leaseMs)
-      this.holdsReplays = replays.length > 0
-      for (const replay of replays) {
+      // Leases are renewed a few times per lease, not every round: a round runs after every commit.
+      if (now >= this.leaseAt) {
+        this.held = await this.store.leaseReplays(this.runnerId, now, now + this.leaseMs)
+        this.leaseAt = now + Math.min(this.pollMs, this.leaseMs / 3)
+      }
+      for (const replay of [...this.held]) {
         if (!this.running) return
         if (await this.advance(replay)) this.again = true
       }
@@ -123,19 +134,28 @@ export class ReplayRunner {
   /** One step of one replay; true when it moved (more may follow at once). */
   private async advance(replay: LeasedReplay): Promise<boolean> {
     const now = Date.now()
+    const outstanding = await this.store.replayOutstanding(replay.id)
     if (replay.scanDone) {
-      if (await this.store.finishReplay(replay.id, this.runnerId, now))
+      if (outstanding === 0 && (await this.store.finishReplay(replay.id, this.runnerId, now))) {
         this.logger.info({ replayId: replay.id }, 'replay finished')
+        this.drop(replay)
+      }
       return false
     }
     const destination = await this.store.getDestination(replay.destinationId)
-    if (destination === null) return false // deleted: its replays went with it
-    if ((await this.store.replayOutstanding(replay.id)) >= this.outstandingLimit(destination)) return false
+    if (destination === null) {
+      this.drop(replay) // deleted: its replays went with it
+      return false
+    }
+    // Room for a step that is worth its commit, and nothing live waiting to be claimed.
+    const limit = this.outstandingLimit(destination)
+    const room = Math.min(this.stepSize, limit - outstanding)
+    if (room < limit / 4) return false
     if (await this.store.liveWorkDue(destination.id, now)) return false
-    const calls = await this.store.replayCandidates(replay, this.stepSize)
+    const calls = await this.store.replayCandidates(replay, room)
     const last = calls.at(-1)
     // A window reaching into the future is read again until its end has passed.
-    const scanDone = calls.length < this.stepSize && replay.to <= now
+    const scanDone = calls.length < room && replay.to <= now
     if (last === undefined && !scanDone) return false
     const matched: number[] = []
     for (const call of calls) if (replayMatches(replay, destination, call.payload)) matched.push(call.pk)
@@ -150,12 +170,19 @@ export class ReplayRunner {
       matched,
       leaseUntil: Date.now() + this.leaseMs,
     })
-    if (result === null) return false // cancelled, or no longer ours
+    if (result === null) {
+      this.drop(replay) // cancelled, or no longer ours
+      return false
+    }
     replay.cursor = to
     replay.scanDone = scanDone
     this.metrics.replayed(destination.id, 'enqueued', result.enqueued)
     this.metrics.replayed(destination.id, 'skipped', result.skipped)
     return true
+  }
+
+  private drop(replay: LeasedReplay): void {
+    this.held = this.held.filter((held) => held.id !== replay.id)
   }
 
   private outstandingLimit(destination: Destination): number {
