@@ -12,6 +12,7 @@ import type { IsolationResult } from '../isolation.ts'
 import type { PostgresResult } from '../postgres.ts'
 import type { PrivacyResult } from '../privacy.ts'
 import type { ProfilesResult } from '../profiles.ts'
+import type { ReplayResult } from '../replay.ts'
 import type { SubscriptionsResult } from '../subscriptions.ts'
 
 export interface Figure {
@@ -103,6 +104,10 @@ const ratioAtLeast =
 const atMost =
   (max: number): Goal =>
   ({ value, unit }) => ({ goal: `≤ ${max} ${unit}`, pass: value === null ? null : value <= max })
+/** "ratio ≤ 2". */
+const ratioAtMost =
+  (max: number): Goal =>
+  ({ ratio }) => ({ goal: `ratio ≤ ${max}`, pass: ratio === null ? null : ratio <= max })
 /** "≥ 15× peer", "≤ 0.1× peer": the ratio to the peer library. */
 const timesPeer =
   (bound: '≥' | '≤', times: number): Goal =>
@@ -691,6 +696,45 @@ const batching = scenario<BatchingResult>({
   },
 })
 
+const replay = scenario<ReplayResult>({
+  id: 'replay',
+  title: 'Replay beside live traffic',
+  script: 'replay.ts',
+  result: 'replay',
+  timeoutMs: (quick) => (quick ? 120_000 : 600_000),
+  summarize(r) {
+    const rounds = r.rounds?.length ?? 0
+    return {
+      figures: [
+        figure(
+          `Live ack → receipt p99 at 1,000 events/s while a replay runs to the same destination (median of ${rounds} rounds)`,
+          num(r.liveWithReplayP99Ms),
+          'ms',
+          {
+            baseline: { name: 'no replay, same run', value: num(r.liveAloneP99Ms) },
+            ratio: num(r.p99Ratio),
+            goal: ratioAtMost(2),
+          },
+        ),
+        figure(
+          `Replayed messages/s beside that live traffic (${(r.history ?? 0).toLocaleString('en')} stored calls)`,
+          num(r.replayUnderLivePerSecond),
+          'messages/s',
+          {
+            baseline: {
+              name: 'the same replay with no live traffic, same run',
+              value: num(r.replayIdlePerSecond),
+            },
+            ratio: num(r.throughputRatio),
+            goal: ratioAtLeast(0.5),
+          },
+        ),
+      ],
+      problems: [],
+    }
+  },
+})
+
 export const SCENARIOS: Scenario[] = [
   ingest,
   footprint,
@@ -703,4 +747,5 @@ export const SCENARIOS: Scenario[] = [
   privacy,
   profiles,
   subscriptions,
+  replay,
 ]

@@ -21,6 +21,7 @@ import type { Logger } from '../lib/logger.ts'
 import { type Metrics, NO_METRICS } from '../observe/metrics.ts'
 import { replayMatches } from '../route/replay-match.ts'
 import type { StoreWatch } from '../store/store.ts'
+import { ReplayPace } from './replay-pace.ts'
 
 export interface ReplayRunnerOptions {
   store: ReplayStore & Pick<DeliveryStore, 'getDestination'> & StoreWatch
@@ -32,7 +33,7 @@ export interface ReplayRunnerOptions {
   stepSize?: number
   /**
    * Most of a replay's deliveries waiting at once (a batching destination: at least two full batches).
-   * Default 64, twice the engine's default concurrency: enough to keep its slots busy.
+   * Default 32, the engine's default concurrency: live deliveries never wait behind more than one wave of them.
    */
   maxOutstanding?: number
   /** Look for work at least this often. Default 250 ms. */
@@ -51,10 +52,13 @@ export class ReplayRunner {
   readonly runnerId = `runner_${randomBytes(8).toString('hex')}`
   private running = false
   private timer: NodeJS.Timeout | undefined
+  private pacedTimer: NodeJS.Timeout | undefined
   private ticking: Promise<void> | null = null
   private again = false
   /** The replays this process holds, as of their last lease or step. */
   private held: LeasedReplay[] = []
+  /** Per destination: how fast its replays may go beside its live traffic (replay-pace.ts). */
+  private readonly pacing = new Map<string, ReplayPace>()
   /** When the leases are renewed (and new or orphaned replays looked for) next. */
   private leaseAt = 0
   private unwatch: Promise<(() => Promise<void>) | undefined> | undefined
@@ -65,7 +69,7 @@ export class ReplayRunner {
     this.metrics = options.metrics ?? NO_METRICS
     this.leaseMs = options.leaseMs ?? 15_000
     this.stepSize = options.stepSize ?? 200
-    this.maxOutstanding = options.maxOutstanding ?? 64
+    this.maxOutstanding = options.maxOutstanding ?? 32
     this.pollMs = options.pollMs ?? 250
   }
 
@@ -84,6 +88,7 @@ export class ReplayRunner {
   async stop(): Promise<void> {
     this.running = false
     clearTimeout(this.timer)
+    clearTimeout(this.pacedTimer)
     const unwatch = await this.unwatch
     await unwatch?.()
     await this.ticking
@@ -148,14 +153,27 @@ export class ReplayRunner {
       return false
     }
     // Room for a step that is worth its commit, and nothing live waiting to be claimed.
+    let pace = this.pacing.get(destination.id)
+    if (pace === undefined) {
+      pace = new ReplayPace()
+      this.pacing.set(destination.id, pace)
+    }
     const limit = this.outstandingLimit(destination)
     const room = Math.min(this.stepSize, limit - outstanding)
     if (room < limit / 4) return false
-    if (await this.store.liveWorkDue(destination.id, now)) return false
-    const calls = await this.store.replayCandidates(replay, room)
+    if (await this.store.liveWorkDue(destination.id, now)) {
+      pace.liveSeen(now)
+      return false
+    }
+    const { read, retryAt } = pace.allowance(now, room)
+    if (retryAt !== null) {
+      this.wakeAt(retryAt)
+      return false
+    }
+    const calls = await this.store.replayCandidates(replay, read)
     const last = calls.at(-1)
     // A window reaching into the future is read again until its end has passed.
-    const scanDone = calls.length < room && replay.to <= now
+    const scanDone = calls.length < read && replay.to <= now
     if (last === undefined && !scanDone) return false
     const matched: number[] = []
     for (const call of calls) if (replayMatches(replay, destination, call.payload)) matched.push(call.pk)
@@ -176,9 +194,17 @@ export class ReplayRunner {
     }
     replay.cursor = to
     replay.scanDone = scanDone
+    pace.stepped(Date.now(), result.enqueued)
     this.metrics.replayed(destination.id, 'enqueued', result.enqueued)
     this.metrics.replayed(destination.id, 'skipped', result.skipped)
     return true
+  }
+
+  /** A round at `at` (a paced step's time), unless one comes sooner. */
+  private wakeAt(at: number): void {
+    clearTimeout(this.pacedTimer)
+    this.pacedTimer = setTimeout(() => this.wake(), Math.max(0, at - Date.now()))
+    this.pacedTimer.unref()
   }
 
   private drop(replay: LeasedReplay): void {
