@@ -82,22 +82,33 @@ export class ErasureRunner {
     })
   }
 
+  /**
+   * One pass: erase messages, then profiles, then settle statuses. Each part runs whatever became of
+   * the others, so statuses keep settling (and deliveries' notifications keep counting) while an
+   * erasure fails and is retried on the next pass.
+   */
   private async work(): Promise<void> {
-    try {
+    const attempt = async (part: string, run: () => Promise<unknown>) => {
+      try {
+        await run()
+      } catch (error) {
+        this.logger.error({ err: error }, `privacy: ${part} failed; retrying shortly`)
+      }
+    }
+    await attempt('erasure', async () => {
       for (;;) {
         if (!this.running) return
         const started = performance.now()
         const step = await this.store.eraseNext(this.batchSize)
-        if (step === null) break
+        if (step === null) return
         if (step.done) this.logger.info({ regulationId: step.regulationId }, 'privacy: erasure finished')
         const pauseMs = (performance.now() - started) * this.pauseFactor
         await new Promise((resolve) => setTimeout(resolve, pauseMs))
       }
-      // After the messages: a profile erased before them could be rebuilt from them by the profile worker.
-      await this.store.eraseProfilesOfDeletions()
-      await settleRegulations(this.store, Date.now())
-    } catch (error) {
-      this.logger.error({ err: error }, 'privacy: erasure failed; retrying shortly')
-    }
+    })
+    if (!this.running) return
+    // After the messages: a profile erased before them could be rebuilt from them by the profile worker.
+    await attempt('erasing profiles', () => this.store.eraseProfilesOfDeletions())
+    await attempt('settling regulation statuses', () => settleRegulations(this.store, Date.now()))
   }
 }
