@@ -15,8 +15,9 @@ import type {
   NewDestination,
   ReplayFilter,
 } from '../../domain/delivery-store.ts'
-import type { Destination } from '../../domain/destinations.ts'
+import type { Destination, WebhooksSettings } from '../../domain/destinations.ts'
 import { newId } from '../../lib/ids.ts'
+import { isSealed, type SecretBox, SecretKeyError } from '../../lib/secret-box.ts'
 import {
   type ClaimRow,
   type DeliveryRow,
@@ -26,7 +27,7 @@ import {
   toDeliveryStats,
   toOutcomeRows,
 } from '../tables/deliveries.ts'
-import { settingsText, toDestinations } from '../tables/destinations.ts'
+import { type DestinationRow, settingsText, toDestinations } from '../tables/destinations.ts'
 import type { Changes } from './changes.ts'
 import type { StoreSql } from './store-sql.ts'
 
@@ -39,10 +40,47 @@ type DeliveryTables = Pick<
 export class DeliveriesCore implements DeliveryStore {
   readonly #sql: DeliveryTables
   readonly #changes: Changes
+  readonly #secrets: SecretBox | null
 
-  constructor(sql: DeliveryTables, changes: Changes) {
+  /** `secrets`: seals destinations' settings at rest; null: kept in clear. */
+  constructor(sql: DeliveryTables, changes: Changes, secrets: SecretBox | null = null) {
     this.#sql = sql
     this.#changes = changes
+    this.#secrets = secrets
+  }
+
+  /** The settings column as stored: sealed for this destination when there is a key. */
+  #sealed(destinationId: string, settings: WebhooksSettings): string {
+    const text = settingsText(settings)
+    return this.#secrets ? this.#secrets.seal(text, destinationId) : text
+  }
+
+  /** Rows with their settings column opened (read as plain JSON text). */
+  #opened(rows: DestinationRow[]): DestinationRow[] {
+    return rows.map((row) => ({ ...row, settings: this.#open(row) }))
+  }
+
+  #open(row: DestinationRow): string {
+    if (this.#secrets) return this.#secrets.open(row.settings, row.id)
+    if (isSealed(row.settings)) {
+      throw new SecretKeyError(
+        `destination ${row.id}'s settings are encrypted, and no secret key is configured: set SLUICE_SECRET_KEY`,
+      )
+    }
+    return row.settings
+  }
+
+  async resealSecrets(): Promise<number> {
+    let resealed = 0
+    for (const row of await this.#sql.destinations.list()) {
+      // Opened first, even when current: a value no configured key opens stops the start here.
+      const plain = this.#open(row)
+      if (!this.#secrets?.stale(row.settings)) continue
+      const sealed = this.#secrets.seal(plain, row.id)
+      // Only if unchanged meanwhile (another process resealing, or an update): never undoes a change.
+      if (await this.#sql.destinations.replaceSettings(row.id, row.settings, sealed)) resealed++
+    }
+    return resealed
   }
 
   // --- destinations ---
@@ -56,7 +94,7 @@ export class DeliveriesCore implements DeliveryStore {
         name: input.name,
         type: input.type,
         enabled: input.enabled,
-        settings: settingsText(input.settings),
+        settings: this.#sealed(id, input.settings),
         created_at: now,
         updated_at: now,
       },
@@ -68,13 +106,13 @@ export class DeliveriesCore implements DeliveryStore {
 
   async listDestinations(): Promise<Destination[]> {
     const rows = await this.#sql.destinations.list()
-    return toDestinations(rows, await this.#sql.destinations.connections())
+    return toDestinations(this.#opened(rows), await this.#sql.destinations.connections())
   }
 
   async getDestination(id: string): Promise<Destination | null> {
     const row = await this.#sql.destinations.get(id)
     if (!row) return null
-    return toDestinations([row], await this.#sql.destinations.connections(id))[0]!
+    return toDestinations(this.#opened([row]), await this.#sql.destinations.connections(id))[0]!
   }
 
   async updateDestination(id: string, patch: DestinationPatch): Promise<Destination | null> {
@@ -83,7 +121,7 @@ export class DeliveriesCore implements DeliveryStore {
       {
         name: patch.name ?? null,
         enabled: patch.enabled ?? null,
-        settings: patch.settings ? settingsText(patch.settings) : null,
+        settings: patch.settings ? this.#sealed(id, patch.settings) : null,
         updatedAt: Date.now(),
       },
       patch.sourceIds,

@@ -9,6 +9,7 @@
  * What a new table costs — its migration and SQL module in each backend, its module in ../tables/,
  * and its area's methods in the contract and here — is listed step by step in ../README.md.
  */
+
 import type { ClaimRequest, DeliveryOutcome, DeliveryStore } from '../../domain/delivery-store.ts'
 import type { MessageStore } from '../../domain/message-store.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
@@ -17,6 +18,7 @@ import type { ProfileStore } from '../../domain/profile-store.ts'
 import type { SeriesStore } from '../../domain/series-store.ts'
 import type { SourceStore } from '../../domain/source-store.ts'
 import type { TokenStore } from '../../domain/token-store.ts'
+import { SecretBox } from '../../lib/secret-box.ts'
 import type { Store, StoreAreas, StoreEvent, StoreLifecycle, StoreWatch } from '../store.ts'
 import type { ClaimRow } from '../tables/deliveries.ts'
 import { type ChangeListener, Changes } from './changes.ts'
@@ -74,9 +76,21 @@ const STORE_NAMES: Record<Store['kind'], string> = { sqlite: 'SQLite', postgres:
 /** The dedupe window when none is given: the configuration's default. */
 const DEFAULT_DEDUPE_WINDOW_MS = DEFAULT_DEDUPE_WINDOW_HOURS * 3_600_000
 
+/** Secret keys as the store is given them: base64 of 32 bytes each. */
+export interface SecretKeys {
+  current: string
+  previous?: string | undefined
+}
+
 export interface StoreCoreOptions {
   /** Messages repeating a messageId received this recently are duplicates. Default 24 h. */
   dedupeWindowMs?: number | undefined
+  /**
+   * The keys destinations' settings are encrypted with at rest (lib/secret-box.ts), base64 of 32 bytes
+   * each: `current` seals and opens, `previous` (during a rotation) only opens. Default: none, settings
+   * stored in clear (the server always gives one: store/secret-keys.ts).
+   */
+  secretKeys?: SecretKeys | undefined
   /** Carries this store's committed changes to other processes (PostgreSQL NOTIFY). */
   publish?: ChangeListener
   /**
@@ -143,7 +157,15 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
           options.writeKeyCache,
         )
       : null
-    const deliveries = new DeliveriesCore(sql, this.changes)
+    const secrets = options.secretKeys
+      ? new SecretBox(
+          Buffer.from(options.secretKeys.current, 'base64'),
+          options.secretKeys.previous === undefined
+            ? undefined
+            : Buffer.from(options.secretKeys.previous, 'base64'),
+        )
+      : null
+    const deliveries = new DeliveriesCore(sql, this.changes, secrets)
     const profiles = new ProfilesCore(
       sql,
       options.profileRules({
@@ -166,8 +188,10 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     }
   }
 
+  /** Applies the migrations, then seals with the current key every secret stored in clear or under an older one. */
   async migrate(): Promise<void> {
     await applyMigrations(this.#sql.migrations, STORE_NAMES[this.kind])
+    await this.areas.deliveries.resealSecrets()
   }
 
   async ping(): Promise<boolean> {

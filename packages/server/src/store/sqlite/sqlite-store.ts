@@ -26,7 +26,9 @@ import { sqliteSources } from './sql/sources.ts'
 import { sqliteSweep } from './sql/sweep.ts'
 import { sqliteTokens } from './sql/tokens.ts'
 
-export interface SqliteStoreOptions extends SqliteDatabaseOptions, Pick<StoreCoreOptions, 'dedupeWindowMs'> {}
+export interface SqliteStoreOptions
+  extends SqliteDatabaseOptions,
+    Pick<StoreCoreOptions, 'dedupeWindowMs' | 'secretKeys'> {}
 
 function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
   return {
@@ -58,9 +60,22 @@ export class SqliteStore extends StoreCore<'sqlite'> {
    * No write-key cache: an indexed lookup here costs microseconds. (The threaded store caches on the
    * main thread, where a lookup is a thread hop.)
    */
+  readonly #db: SqliteDatabase
+
   constructor(options: SqliteStoreOptions) {
     const db = new SqliteDatabase(options)
-    super(sqliteSql(db), { dedupeWindowMs: options.dedupeWindowMs, profileRules })
+    super(sqliteSql(db), {
+      dedupeWindowMs: options.dedupeWindowMs,
+      secretKeys: options.secretKeys,
+      profileRules,
+    })
     this.path = db.path
+    this.#db = db
+  }
+
+  /** Also checkpoints: what the migration resealed leaves no copy in clear in the database file. */
+  override async migrate(): Promise<void> {
+    await super.migrate()
+    this.#db.checkpoint()
   }
 }

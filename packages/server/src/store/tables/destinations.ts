@@ -40,6 +40,8 @@ export interface DestinationsSql {
   update(id: string, change: DestinationChange, sourceIds: string[] | undefined): Awaitable<boolean>
   /** The destination with its connections, deliveries and attempts. */
   delete(id: string): Awaitable<boolean>
+  /** Sets the settings column to `to` if it still holds `from`; false otherwise. */
+  replaceSettings(id: string, from: string, to: string): Awaitable<boolean>
 }
 
 /** Destinations with their connected source ids (in the order the connection rows come). */
