@@ -39,8 +39,12 @@ async function notify(client: PoolClient, row: RegulationRow, work: RegulationWo
   const scope = [texts(work.userIds), work.sourceIds && texts(work.sourceIds), row.created_at]
   // Deleted, not marked: a cancelled delivery must never be sent, and its message goes with the erasure.
   await client.query(
-    `WITH cancelled AS (
-       DELETE FROM deliveries WHERE status IN ('pending', 'retrying') AND message_pk IN (${USERS_MESSAGES})
+    // Locked in id order first, as outcome commits lock them: the two wait for each other, never deadlock.
+    `WITH locked AS (
+       SELECT id FROM deliveries WHERE status IN ('pending', 'retrying') AND message_pk IN (${USERS_MESSAGES})
+       ORDER BY id FOR UPDATE),
+     cancelled AS (
+       DELETE FROM deliveries WHERE id IN (SELECT id FROM locked) AND status IN ('pending', 'retrying')
        RETURNING id)
      DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM cancelled)`,
     scope,
@@ -188,9 +192,10 @@ export function postgresRegulations(db: PostgresDatabase): RegulationsSql {
         const pks = (
           await client.query<{ pk: string }>(`${USERS_MESSAGES} LIMIT $4`, [...scope, limit])
         ).rows.map((each) => each.pk)
-        await client.query('SELECT id FROM deliveries WHERE message_pk = ANY ($1::bigint[]) FOR UPDATE', [
-          pks,
-        ])
+        await client.query(
+          'SELECT id FROM deliveries WHERE message_pk = ANY ($1::bigint[]) ORDER BY id FOR UPDATE',
+          [pks],
+        )
         await client.query(
           `WITH gone AS (DELETE FROM messages WHERE pk = ANY ($1::bigint[]) RETURNING pk),
              deliveries_gone AS (DELETE FROM deliveries WHERE message_pk IN (SELECT pk FROM gone) RETURNING id)

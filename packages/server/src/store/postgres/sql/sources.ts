@@ -46,33 +46,31 @@ export function postgresSources(db: PostgresDatabase): SourcesSql {
     // Step 2 locks rows that outcome commits of other processes lock too, in another order; PostgreSQL
     // then aborts one of the two (deadlock), and the whole transaction runs again: it is idempotent.
     delete: (id) =>
-      db.retrying(() =>
-        db.transaction(async (client) => {
-          // A source's history can be millions of rows: this rare admin operation may outlast the timeout.
-          await client.query('SET LOCAL statement_timeout = 0')
-          // 1. The source row first: waits for in-flight ingests (they hold it FOR KEY SHARE); ingests
-          //    that come later find it gone and store nothing for it.
-          const deleted = await client.query('DELETE FROM sources WHERE id = $1', [pgText(id)])
-          if ((deleted.rowCount ?? 0) === 0) return false
-          // 2. Lock its deliveries: waits for outcomes being recorded right now, so that their attempt rows
-          //    are visible to step 3 (a later statement); later outcomes find the rows gone.
-          await client.query(
-            `WITH locked AS (SELECT d.id FROM deliveries d JOIN messages m ON m.pk = d.message_pk
+      db.transaction(async (client) => {
+        // A source's history can be millions of rows: this rare admin operation may outlast the timeout.
+        await client.query('SET LOCAL statement_timeout = 0')
+        // 1. The source row first: waits for in-flight ingests (they hold it FOR KEY SHARE); ingests
+        //    that come later find it gone and store nothing for it.
+        const deleted = await client.query('DELETE FROM sources WHERE id = $1', [pgText(id)])
+        if ((deleted.rowCount ?? 0) === 0) return false
+        // 2. Lock its deliveries: waits for outcomes being recorded right now, so that their attempt rows
+        //    are visible to step 3 (a later statement); later outcomes find the rows gone.
+        await client.query(
+          `WITH locked AS (SELECT d.id FROM deliveries d JOIN messages m ON m.pk = d.message_pk
              WHERE m.source_id = $1 FOR UPDATE OF d) SELECT count(*) FROM locked`,
-            [pgText(id)],
-          )
-          // 3. Messages with their deliveries and attempts; then its dedupe keys. Connections and
-          //    counters go by FK cascade.
-          await client.query(
-            `WITH gone AS (DELETE FROM messages WHERE source_id = $1 RETURNING pk),
+          [pgText(id)],
+        )
+        // 3. Messages with their deliveries and attempts; then its dedupe keys. Connections and
+        //    counters go by FK cascade.
+        await client.query(
+          `WITH gone AS (DELETE FROM messages WHERE source_id = $1 RETURNING pk),
              deliveries_gone AS (DELETE FROM deliveries WHERE message_pk IN (SELECT pk FROM gone) RETURNING id)
            DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries_gone)`,
-            [pgText(id)],
-          )
-          await client.query('DELETE FROM dedupe_keys WHERE source_id = $1', [pgText(id)])
-          return true
-        }),
-      ),
+          [pgText(id)],
+        )
+        await client.query('DELETE FROM dedupe_keys WHERE source_id = $1', [pgText(id)])
+        return true
+      }),
     stats: async (id) =>
       (
         await db.query<SourceStats>(
