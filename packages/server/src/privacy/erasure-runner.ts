@@ -8,7 +8,7 @@
  * ingest and delivery commits go on at nearly their usual rate while a user is erased.
  */
 
-import type { PrivacyStore } from '../domain/privacy-store.ts'
+import { type ErasureStep, failedErasure, type PrivacyStore } from '../domain/privacy-store.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { StoreWatch } from '../store/store.ts'
 import { settleRegulations } from './regulation-settling.ts'
@@ -96,10 +96,24 @@ export class ErasureRunner {
       }
     }
     await attempt('erasure', async () => {
+      // Requests whose batch failed in this pass: passed over until the next, so they hold up no other.
+      const failed: string[] = []
       for (;;) {
         if (!this.running) return
         const started = performance.now()
-        const step = await this.store.eraseNext(this.batchSize)
+        let step: ErasureStep | null
+        try {
+          step = await this.store.eraseNext(this.batchSize, failed)
+        } catch (error) {
+          const regulationId = failedErasure(error)
+          if (regulationId === null) throw error
+          this.logger.error(
+            { err: error, regulationId },
+            'privacy: an erasure failed; retrying on the next pass',
+          )
+          failed.push(regulationId)
+          continue
+        }
         if (step === null) return
         if (step.done) this.logger.info({ regulationId: step.regulationId }, 'privacy: erasure finished')
         const pauseMs = (performance.now() - started) * this.pauseFactor

@@ -11,6 +11,7 @@ import { type Audience, type AudienceNode, eventLeaves } from '../domain/audienc
 import type { ComputedTrait } from '../domain/computed-traits.ts'
 import { setOwn } from '../lib/own-path.ts'
 import type { ProfileSql } from '../store/core/profile-rules.ts'
+import { isStoreUnavailable } from '../store/errors.ts'
 import type { ComputationClass, EvaluationWrites, MarkedEventRow } from '../store/tables/computations.ts'
 import type { AggregateScope, CallFacts } from './aggregate.ts'
 import {
@@ -159,7 +160,9 @@ async function applyIsolating(
     refusal = error
   }
   const suspects = [...computationsWritten(writes)]
-  if (suspects.length === 0) throw refusal
+  // A store that is down, or a conflict between transactions, is no computation's fault: the step is
+  // simply tried again later.
+  if (suspects.length === 0 || isStoreUnavailable(refusal) || isConflict(refusal)) throw refusal
   const error = `its result could not be stored: ${refusal instanceof Error ? refusal.message : String(refusal)}`
   for (const suspect of [...suspects.map((id) => [id]), suspects]) {
     const without = withoutComputations(writes, new Set(suspect), error)
@@ -170,6 +173,13 @@ async function applyIsolating(
     }
   }
   throw refusal
+}
+
+/** SQLSTATEs of a transaction given up for its timing, not its content: deadlock, serialization, timeout, lock. */
+const CONFLICTS = new Set(['40001', '40P01', '57014', '55P03'])
+
+function isConflict(error: unknown): boolean {
+  return CONFLICTS.has((error as { code?: string } | null)?.code ?? '')
 }
 
 function computationsWritten(writes: EvaluationWrites): Set<string> {

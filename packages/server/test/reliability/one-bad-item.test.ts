@@ -98,4 +98,42 @@ describe('one bad item fails alone', () => {
     )
     assert.equal((await sluice.api('GET', `/api/v1/regulations/${stuck}`)).body.status, 'INITIALIZED')
   })
+
+  test("a request whose messages cannot be erased holds up no other request's erasure", async () => {
+    const { sluice } = await started()
+    const source = await sluice.createSource()
+    for (const userId of ['stuck-eraser', 'fine-eraser']) {
+      const answer = await send(
+        sluice.url,
+        '/v1/track',
+        { userId, event: 'E' },
+        { writeKey: source.writeKey },
+      )
+      assert.equal(answer.status, 200)
+    }
+    beside(
+      sluice,
+      `CREATE TRIGGER refuse_erasure BEFORE DELETE ON messages WHEN OLD.payload LIKE '%stuck-eraser%'
+       BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+    )
+    const create = async (subject: string) => {
+      const created = await sluice.api('POST', '/api/v1/regulations', {
+        regulationType: 'DELETE_ONLY',
+        subjectType: 'USER_ID',
+        subjectIds: [subject],
+      })
+      assert.equal(created.status, 201, JSON.stringify(created.body))
+      return created.body.id as string
+    }
+    const stuck = await create('stuck-eraser')
+    const fine = await create('fine-eraser')
+    await until(
+      'the other request finished',
+      async () => (await sluice.api('GET', `/api/v1/regulations/${fine}`)).body.status,
+      (status) => status === 'FINISHED',
+    )
+    assert.notEqual((await sluice.api('GET', `/api/v1/regulations/${stuck}`)).body.status, 'FINISHED')
+    const [left] = await Promise.all([sluice.store.countMessages()])
+    assert.equal(left, 1, "only the stuck user's call is left")
+  })
 })

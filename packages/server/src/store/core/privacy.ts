@@ -95,8 +95,8 @@ export class PrivacyCore implements PrivacyStore {
     return (await this.#sql.recentErasures(since)).map(toErasureScope)
   }
 
-  async eraseNext(limit: number): Promise<ErasureStep | null> {
-    const step = await this.#sql.eraseNext(limit)
+  async eraseNext(limit: number, skip: readonly string[] = []): Promise<ErasureStep | null> {
+    const step = await this.#sql.eraseNext(limit, skip)
     return step && { regulationId: step.id, erased: step.erased, done: step.done }
   }
 
