@@ -101,15 +101,23 @@ describe('secrets at rest on SQLite', () => {
     assert.equal(answer.settings.sharedSecretSet, true)
     assert.equal(JSON.stringify(answer).includes(SHARED_SECRET), false, 'the shared secret is never answered')
     assert.equal(answer.settings.webhooks[0].headers['X-Api-Key'], HEADER_VALUE, 'admins see header values')
+    const before = everythingOnDisk(dir)
+    for (const secret of [...SECRETS, writeKey])
+      assert.equal(before.includes(secret), false, `${secret} on disk`)
+    assert.match(before, /sluice-secret:v1:/)
     await deliversSigned(sluice, writeKey)
 
     assert.equal(mode(dir), '700')
     for (const file of ['sluice.db', 'sluice.db-wal', 'sluice.db-shm', 'admin-token', 'secret-key']) {
       assert.equal(mode(join(dir, file)), '600', file)
     }
-    const disk = everythingOnDisk(dir)
-    for (const secret of SECRETS) assert.equal(disk.includes(secret), false, `${secret} on disk`)
-    assert.match(disk, /sluice-secret:v1:/)
+    // Attempts record the URL each went to (decisions.md): the shared secret, headers and key never.
+    const after = everythingOnDisk(dir)
+    for (const secret of [SHARED_SECRET, HEADER_VALUE, writeKey]) {
+      assert.equal(after.includes(secret), false, `${secret} on disk`)
+    }
+    const answered = (await sluice.api('GET', '/api/v1/sources')).body
+    assert.ok(JSON.stringify(answered).includes(writeKey), 'admins still see the write key')
   })
 
   test('an existing directory and files get private modes; settings stored in clear are sealed at start', async () => {
@@ -135,7 +143,10 @@ describe('secrets at rest on SQLite', () => {
     assert.equal(mode(join(dir, 'sluice.db')), '600')
     assert.equal(mode(join(dir, 'admin-token')), '600')
     const disk = everythingOnDisk(dir)
-    for (const secret of SECRETS) assert.equal(disk.includes(secret), false, `${secret} still on disk`)
+    for (const secret of [...SECRETS, source.writeKey]) {
+      assert.equal(disk.includes(secret), false, `${secret} still on disk`)
+    }
+    // The write key stored in clear before still opens the Tracking API (looked up by its hash now).
     await deliversSigned(sluice, source.writeKey)
   })
 
@@ -196,7 +207,9 @@ describe('secrets at rest on PostgreSQL', () => {
     const rows = () =>
       withAdmin(async (client) => {
         await client.query(`SET search_path TO ${schema}`)
-        return JSON.stringify((await client.query('SELECT * FROM destinations')).rows)
+        const destinations = (await client.query('SELECT * FROM destinations')).rows
+        const sources = (await client.query('SELECT * FROM sources')).rows
+        return JSON.stringify([destinations, sources])
       })
     const secretKeys = { current: key() }
     const old = await openPgStore(schema)
@@ -210,6 +223,7 @@ describe('secrets at rest on PostgreSQL', () => {
     })
     await old.close()
     assert.equal((await rows()).includes(SHARED_SECRET), true)
+    assert.equal((await rows()).includes(source.writeKey), true)
 
     const store = await openPgStore(schema, { secretKeys })
     await store.createDestination({
@@ -220,7 +234,9 @@ describe('secrets at rest on PostgreSQL', () => {
       settings: settings(await theReceiver()),
     })
     const raw = await rows()
-    for (const secret of SECRETS) assert.equal(raw.includes(secret), false, `${secret} in a row`)
+    for (const secret of [...SECRETS, source.writeKey])
+      assert.equal(raw.includes(secret), false, `${secret} in a row`)
+    assert.equal((await store.getSourceByWriteKey(source.writeKey))?.id, source.id)
     const destinations = await store.listDestinations()
     assert.deepEqual(
       destinations.map((d) => d.settings),

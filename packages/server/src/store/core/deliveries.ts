@@ -17,7 +17,6 @@ import type {
 } from '../../domain/delivery-store.ts'
 import type { Destination, WebhooksSettings } from '../../domain/destinations.ts'
 import { newId } from '../../lib/ids.ts'
-import { isSealed, type SecretBox, SecretKeyError } from '../../lib/secret-box.ts'
 import {
   type ClaimRow,
   type DeliveryRow,
@@ -30,6 +29,7 @@ import {
 import { type DestinationRow, settingsText, toDestinations } from '../tables/destinations.ts'
 import type { Changes } from './changes.ts'
 import type { StoreSql } from './store-sql.ts'
+import { StoredSecrets } from './stored-secrets.ts'
 
 /** The SQL this area runs. */
 type DeliveryTables = Pick<
@@ -40,10 +40,10 @@ type DeliveryTables = Pick<
 export class DeliveriesCore implements DeliveryStore {
   readonly #sql: DeliveryTables
   readonly #changes: Changes
-  readonly #secrets: SecretBox | null
+  readonly #secrets: StoredSecrets
 
-  /** `secrets`: seals destinations' settings at rest; null: kept in clear. */
-  constructor(sql: DeliveryTables, changes: Changes, secrets: SecretBox | null = null) {
+  /** `secrets`: how settings are kept at rest (sealed, or in clear). */
+  constructor(sql: DeliveryTables, changes: Changes, secrets: StoredSecrets = new StoredSecrets(null)) {
     this.#sql = sql
     this.#changes = changes
     this.#secrets = secrets
@@ -51,8 +51,7 @@ export class DeliveriesCore implements DeliveryStore {
 
   /** The settings column as stored: sealed for this destination when there is a key. */
   #sealed(destinationId: string, settings: WebhooksSettings): string {
-    const text = settingsText(settings)
-    return this.#secrets ? this.#secrets.seal(text, destinationId) : text
+    return this.#secrets.seal(settingsText(settings), destinationId)
   }
 
   /** Rows with their settings column opened (read as plain JSON text). */
@@ -61,13 +60,7 @@ export class DeliveriesCore implements DeliveryStore {
   }
 
   #open(row: DestinationRow): string {
-    if (this.#secrets) return this.#secrets.open(row.settings, row.id)
-    if (isSealed(row.settings)) {
-      throw new SecretKeyError(
-        `destination ${row.id}'s settings are encrypted, and no secret key is configured: set SLUICE_SECRET_KEY`,
-      )
-    }
-    return row.settings
+    return this.#secrets.open(row.settings, row.id, `destination ${row.id}'s settings`)
   }
 
   async resealSecrets(): Promise<number> {
@@ -75,7 +68,7 @@ export class DeliveriesCore implements DeliveryStore {
     for (const row of await this.#sql.destinations.list()) {
       // Opened first, even when current: a value no configured key opens stops the start here.
       const plain = this.#open(row)
-      if (!this.#secrets?.stale(row.settings)) continue
+      if (!this.#secrets.stale(row.settings)) continue
       const sealed = this.#secrets.seal(plain, row.id)
       // Only if unchanged meanwhile (another process resealing, or an update): never undoes a change.
       if (await this.#sql.destinations.replaceSettings(row.id, row.settings, sealed)) resealed++

@@ -31,6 +31,7 @@ import { ProfilesCore } from './profiles.ts'
 import { SeriesCore } from './series.ts'
 import { lookUpWriteKey, SourcesCore } from './sources.ts'
 import type { StoreSql } from './store-sql.ts'
+import { StoredSecrets } from './stored-secrets.ts'
 import { TokensCore } from './tokens.ts'
 import { WriteKeyCache } from './write-key-cache.ts'
 
@@ -152,19 +153,21 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     this.changes = new Changes(options.publish)
     this.writeKeys = options.writeKeyCache
       ? new WriteKeyCache(
-          (writeKey) => lookUpWriteKey(sql.sources, writeKey),
+          (writeKey) => lookUpWriteKey(sql.sources, secrets, writeKey),
           this.changes,
           options.writeKeyCache,
         )
       : null
-    const secrets = options.secretKeys
-      ? new SecretBox(
-          Buffer.from(options.secretKeys.current, 'base64'),
-          options.secretKeys.previous === undefined
-            ? undefined
-            : Buffer.from(options.secretKeys.previous, 'base64'),
-        )
-      : null
+    const secrets = new StoredSecrets(
+      options.secretKeys
+        ? new SecretBox(
+            Buffer.from(options.secretKeys.current, 'base64'),
+            options.secretKeys.previous === undefined
+              ? undefined
+              : Buffer.from(options.secretKeys.previous, 'base64'),
+          )
+        : null,
+    )
     const deliveries = new DeliveriesCore(sql, this.changes, secrets)
     const profiles = new ProfilesCore(
       sql,
@@ -176,7 +179,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       this.changes,
     )
     this.areas = {
-      sources: new SourcesCore(sql.sources, this.changes, this.writeKeys),
+      sources: new SourcesCore(sql.sources, this.changes, this.writeKeys, secrets),
       messages: new MessagesCore(sql, this.changes, options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
       deliveries,
       privacy: new PrivacyCore(sql.regulations, this.changes, (userIds, sourceIds) =>
@@ -192,6 +195,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   async migrate(): Promise<void> {
     await applyMigrations(this.#sql.migrations, STORE_NAMES[this.kind])
     await this.areas.deliveries.resealSecrets()
+    await this.areas.sources.resealWriteKeys()
   }
 
   async ping(): Promise<boolean> {

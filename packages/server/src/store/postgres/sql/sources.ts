@@ -25,22 +25,38 @@ export function postgresSources(db: PostgresDatabase): SourcesSql {
   return {
     insert: async (source) =>
       (await first(
-        'INSERT INTO sources (id, name, write_key, enabled, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-        [source.id, pgText(source.name), source.write_key, source.enabled, source.created_at],
+        'INSERT INTO sources (id, name, write_key, write_key_hash, enabled, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+        [
+          source.id,
+          pgText(source.name),
+          source.write_key,
+          source.write_key_hash,
+          source.enabled,
+          source.created_at,
+        ],
       ))!,
     list: () => db.query<SourceRow>('SELECT * FROM sources ORDER BY created_at, id'),
     get: (id) => first('SELECT * FROM sources WHERE id = $1', [pgText(id)]),
-    getByWriteKey: async (writeKey) =>
-      // No write key has a U+0000 (they are base64url), and PostgreSQL text cannot hold one.
-      writeKey.includes('\u0000')
-        ? undefined
-        : first('SELECT * FROM sources WHERE write_key = $1', [writeKey]),
+    getByWriteKeyHash: (hash) => first('SELECT * FROM sources WHERE write_key_hash = $1', [hash]),
+    replaceWriteKey: async (id, from, to, hash) =>
+      (
+        await db.query(
+          'UPDATE sources SET write_key = $3, write_key_hash = $4 WHERE id = $1 AND write_key = $2 RETURNING id',
+          [id, from, to, hash],
+        )
+      ).length > 0,
     update: (id, change) =>
       first(
         `UPDATE sources SET name = COALESCE($2, name), enabled = COALESCE($3, enabled),
-           write_key = COALESCE($4, write_key)
+           write_key = COALESCE($4, write_key), write_key_hash = COALESCE($5, write_key_hash)
          WHERE id = $1 RETURNING *`,
-        [pgText(id), pgText(change.name), change.enabled, change.writeKey],
+        [
+          pgText(id),
+          pgText(change.name),
+          change.enabled,
+          change.writeKey?.stored ?? null,
+          change.writeKey?.hash ?? null,
+        ],
       ),
     // Messages, keys, deliveries and attempts have no FKs (see 001_init.sql): removed here, in order.
     // Step 2 locks rows that outcome commits of other processes lock too, in another order; PostgreSQL
