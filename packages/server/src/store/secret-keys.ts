@@ -24,6 +24,19 @@ export function resolveSecretKeys(config: Config): SecretKeys {
   return { current: keyFile(config.dataDir), previous }
 }
 
+/** The key kept in the data directory, if there is one (never generated here). */
+export function existingKeyFile(dataDir: string): string | undefined {
+  const file = join(dataDir, SECRET_KEY_FILE)
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  return secretKey({ [file]: text }, file)
+}
+
 /** The key kept in the data directory, generated if there is none. */
 function keyFile(dataDir: string): string {
   const file = join(dataDir, SECRET_KEY_FILE)

@@ -7,8 +7,9 @@
  */
 
 import { profileRules } from '../../profile/store-rules.ts'
-import { StoreCore, type StoreCoreOptions } from '../core/store-core.ts'
+import { type SecretKeys, StoreCore, type StoreCoreOptions } from '../core/store-core.ts'
 import type { StoreSql } from '../core/store-sql.ts'
+import { existingKeyFile } from '../secret-keys.ts'
 import { SqliteDatabase, type SqliteDatabaseOptions } from './database.ts'
 import { sqliteAttempts } from './sql/attempts.ts'
 import { sqliteClaimDeliveries } from './sql/claim-deliveries.ts'
@@ -26,6 +27,12 @@ import { sqliteSources } from './sql/sources.ts'
 import { sqliteSweep } from './sql/sweep.ts'
 import { sqliteTokens } from './sql/tokens.ts'
 
+function keyFileKeys(dataDir: string): SecretKeys | undefined {
+  const current = existingKeyFile(dataDir)
+  return current === undefined ? undefined : { current }
+}
+
+/** `secretKeys`: default, the key kept in `dataDir` (`secret-key`) if there is one; else settings in clear. */
 export interface SqliteStoreOptions
   extends SqliteDatabaseOptions,
     Pick<StoreCoreOptions, 'dedupeWindowMs' | 'secretKeys'> {}
@@ -66,7 +73,8 @@ export class SqliteStore extends StoreCore<'sqlite'> {
     const db = new SqliteDatabase(options)
     super(sqliteSql(db), {
       dedupeWindowMs: options.dedupeWindowMs,
-      secretKeys: options.secretKeys,
+      // A store opened on a data directory without a key given (CLI tools, tests) uses the one kept there.
+      secretKeys: options.secretKeys ?? keyFileKeys(options.dataDir),
       profileRules,
     })
     this.path = db.path
