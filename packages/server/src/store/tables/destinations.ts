@@ -67,6 +67,8 @@ export interface DestinationsSql {
   delete(id: string): Awaitable<boolean>
   /** Of one destination, or of every destination that has any. */
   gatedCounts(destinationId?: string): Awaitable<GatedCountRow[]>
+  /** Sets the settings column to `to` if it still holds `from`; false otherwise. */
+  replaceSettings(id: string, from: string, to: string): Awaitable<boolean>
 }
 
 /** Destinations with their connected source ids (in the order the connection rows come). */

@@ -90,21 +90,27 @@ export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
     // Deliveries and attempts have no FKs (see 001_init.sql): removed here, in order (as for sources).
     // As deleting a source: locking its deliveries may deadlock with outcome commits; run again if so.
     delete: (id) =>
-      db.retrying(() =>
-        db.transaction(async (client) => {
-          await client.query('SET LOCAL statement_timeout = 0') // as deleting a source: may be millions of rows
-          const gone = await client.query('DELETE FROM destinations WHERE id = $1', [pgText(id)])
-          if ((gone.rowCount ?? 0) === 0) return false
-          await client.query(
-            'WITH locked AS (SELECT id FROM deliveries WHERE destination_id = $1 FOR UPDATE) SELECT count(*) FROM locked',
-            [pgText(id)],
-          )
-          await client.query('DELETE FROM attempts WHERE destination_id = $1', [pgText(id)])
-          await client.query('DELETE FROM deliveries WHERE destination_id = $1', [pgText(id)])
-          await client.query('DELETE FROM batch_attempts WHERE destination_id = $1', [pgText(id)])
-          await client.query('DELETE FROM delivery_batches WHERE destination_id = $1', [pgText(id)])
-          return true
-        }),
-      ),
+      db.transaction(async (client) => {
+        await client.query('SET LOCAL statement_timeout = 0') // as deleting a source: may be millions of rows
+        const gone = await client.query('DELETE FROM destinations WHERE id = $1', [pgText(id)])
+        if ((gone.rowCount ?? 0) === 0) return false
+        await client.query(
+          'WITH locked AS (SELECT id FROM deliveries WHERE destination_id = $1 FOR UPDATE) SELECT count(*) FROM locked',
+          [pgText(id)],
+        )
+        await client.query('DELETE FROM attempts WHERE destination_id = $1', [pgText(id)])
+        await client.query('DELETE FROM deliveries WHERE destination_id = $1', [pgText(id)])
+        await client.query('DELETE FROM batch_attempts WHERE destination_id = $1', [pgText(id)])
+        await client.query('DELETE FROM delivery_batches WHERE destination_id = $1', [pgText(id)])
+        return true
+      }),
+    replaceSettings: async (id, from, to) =>
+      (
+        await db.query('UPDATE destinations SET settings = $3 WHERE id = $1 AND settings = $2 RETURNING id', [
+          id,
+          from,
+          to,
+        ])
+      ).length > 0,
   }
 }

@@ -79,5 +79,8 @@ export function sqliteDestinations(db: SqliteDatabase): DestinationsSql {
       }),
     // Connections, deliveries (and so their attempts) cascade.
     delete: (id) => db.sql('DELETE FROM destinations WHERE id = ?').run(id).changes > 0,
+    replaceSettings: (id, from, to) =>
+      db.sql('UPDATE destinations SET settings = ? WHERE id = ? AND settings = ?').run(to, id, from).changes >
+      0,
   }
 }
