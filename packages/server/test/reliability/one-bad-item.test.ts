@@ -136,4 +136,35 @@ describe('one bad item fails alone', () => {
     const [left] = await Promise.all([sluice.store.countMessages()])
     assert.equal(left, 1, "only the stuck user's call is left")
   })
+
+  test('an outcome that cannot be recorded takes no other outcome of its commit with it', async () => {
+    const { sluice, receiver } = await started()
+    const source = await sluice.createSource()
+    const destination = (name: string, path: string) =>
+      sluice.store.createDestination({
+        name,
+        type: 'webhooks',
+        enabled: true,
+        sourceIds: [source.id],
+        settings: { webhooks: [{ url: `${receiver.url}${path}`, headers: {} }], sharedSecret: null },
+      })
+    await destination('refused outcomes', '/refused')
+    const fine = await destination('fine outcomes', '/fine')
+    beside(
+      sluice,
+      `CREATE TRIGGER refuse_attempts BEFORE INSERT ON attempts WHEN NEW.url LIKE '%/refused'
+       BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+    )
+    // Both destinations' outcomes settle together, so they share commits.
+    const batch = Array.from({ length: 10 }, (_, i) => ({ type: 'track', userId: 'u', event: `E${i}` }))
+    assert.equal((await send(sluice.url, '/v1/batch', { batch }, { writeKey: source.writeKey })).status, 200)
+    // Well within the 30 s lease: an outcome lost with a refused one would wait that long to be retried.
+    await until(
+      "every fine delivery's outcome recorded",
+      async () => (await sluice.store.listDeliveries(fine.id, { limit: 50 })).map((d) => d.status),
+      (statuses) => statuses.length === 10 && statuses.every((status) => status === 'delivered'),
+      8_000,
+    )
+    assert.equal(receiver.requests.filter((r) => r.url === '/fine').length, 10, 'each sent once')
+  })
 })
