@@ -167,4 +167,45 @@ describe('one bad item fails alone', () => {
     )
     assert.equal(receiver.requests.filter((r) => r.url === '/fine').length, 10, 'each sent once')
   })
+
+  test("a deletion whose profile cannot be erased holds up no other deletion's profile erasure", async () => {
+    const { sluice } = await started()
+    const source = await sluice.createSource()
+    for (const userId of ['stuck-profile', 'fine-profile']) {
+      const answer = await send(
+        sluice.url,
+        '/v1/identify',
+        { userId, traits: { plan: 'x' } },
+        { writeKey: source.writeKey },
+      )
+      assert.equal(answer.status, 200)
+    }
+    const profile = (userId: string) => sluice.api('GET', `/api/v1/profiles?userId=${userId}`)
+    for (const userId of ['stuck-profile', 'fine-profile']) {
+      await until(
+        `${userId}'s profile`,
+        async () => (await profile(userId)).status,
+        (status) => status === 200,
+      )
+    }
+    beside(
+      sluice,
+      `CREATE TRIGGER refuse_profile_erasure BEFORE DELETE ON profile_identities WHEN OLD.value = 'stuck-profile'
+       BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+    )
+    for (const subject of ['stuck-profile', 'fine-profile']) {
+      const created = await sluice.api('POST', '/api/v1/regulations', {
+        regulationType: 'DELETE_ONLY',
+        subjectType: 'USER_ID',
+        subjectIds: [subject],
+      })
+      assert.equal(created.status, 201, JSON.stringify(created.body))
+    }
+    await until(
+      "the other user's profile erased",
+      async () => (await profile('fine-profile')).status,
+      (s) => s === 404,
+    )
+    assert.equal((await profile('stuck-profile')).status, 200)
+  })
 })
