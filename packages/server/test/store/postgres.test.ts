@@ -5,6 +5,7 @@ import { batchContract } from './batch-contract.ts'
 import { type StoreBackend, storeContract, type TestStoreOptions } from './contract.ts'
 import { freshSchema, openPgStore } from './pg.ts'
 import { privacyContract } from './privacy-contract.ts'
+import { replayContract } from './replay-contract.ts'
 
 const backend: StoreBackend = {
   name: 'postgres',
@@ -30,3 +31,4 @@ const backend: StoreBackend = {
 storeContract(backend)
 privacyContract(backend)
 batchContract(backend)
+replayContract(backend)

@@ -10,6 +10,7 @@ import type { Store } from '../../src/store/store.ts'
 import { batchContract } from './batch-contract.ts'
 import { type StoreBackend, storeContract, type TestStoreOptions } from './contract.ts'
 import { privacyContract } from './privacy-contract.ts'
+import { replayContract } from './replay-contract.ts'
 
 const variants: { name: string; create(options: SqliteStoreOptions): Store }[] = [
   { name: 'sqlite', create: (options) => new SqliteStore(options) },
@@ -41,4 +42,5 @@ for (const variant of variants) {
   storeContract(backend)
   privacyContract(backend)
   batchContract(backend)
+  replayContract(backend)
 }
