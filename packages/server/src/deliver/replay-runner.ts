@@ -20,8 +20,12 @@ import type { LeasedReplay } from '../domain/replays.ts'
 import type { Logger } from '../lib/logger.ts'
 import { type Metrics, NO_METRICS } from '../observe/metrics.ts'
 import { replayMatches } from '../route/replay-match.ts'
+import { isStoreUnavailable } from '../store/errors.ts'
 import type { StoreWatch } from '../store/store.ts'
 import { ReplayPace } from './replay-pace.ts'
+
+/** Steps of a replay failing this many times in a row fail the replay. */
+const MAX_FAILED_STEPS = 5
 
 export interface ReplayRunnerOptions {
   store: ReplayStore & Pick<DeliveryStore, 'getDestination'> & StoreWatch
@@ -57,6 +61,8 @@ export class ReplayRunner {
   private again = false
   /** The replays this process holds, as of their last lease or step. */
   private held: LeasedReplay[] = []
+  /** Steps failed in a row, per replay. */
+  private readonly failures = new Map<string, number>()
   /** Per destination: how fast its replays may go beside its live traffic (replay-pace.ts). */
   private readonly pacing = new Map<string, ReplayPace>()
   /** When the leases are renewed (and new or orphaned replays looked for) next. */
@@ -129,10 +135,32 @@ export class ReplayRunner {
       }
       for (const replay of [...this.held]) {
         if (!this.running) return
-        if (await this.advance(replay)) this.again = true
+        if (await this.advanceOrFail(replay)) this.again = true
       }
     } catch (error) {
       this.logger.error({ err: error }, 'replay runner: a round failed; trying again shortly')
+    }
+  }
+
+  /**
+   * `advance`, counting its failures: a replay whose steps fail `MAX_FAILED_STEPS` times in a row (not
+   * an outage of the store, which is retried for as long as it lasts) is FAILED with the reason.
+   */
+  private async advanceOrFail(replay: LeasedReplay): Promise<boolean> {
+    try {
+      const moved = await this.advance(replay)
+      this.failures.delete(replay.id)
+      return moved
+    } catch (error) {
+      if (isStoreUnavailable(error)) throw error
+      const failures = (this.failures.get(replay.id) ?? 0) + 1
+      this.failures.set(replay.id, failures)
+      this.logger.warn({ err: error, replayId: replay.id, failures }, 'replay step failed')
+      if (failures < MAX_FAILED_STEPS) return false
+      this.failures.delete(replay.id)
+      await this.store.failReplay(replay.id, (error as Error).message, Date.now())
+      this.drop(replay)
+      return false
     }
   }
 
