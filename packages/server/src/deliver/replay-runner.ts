@@ -187,9 +187,9 @@ export class ReplayRunner {
       this.pacing.set(destination.id, pace)
     }
     const limit = this.outstandingLimit(destination)
+    if (limit - outstanding < limit / 4) return false
     const room = Math.min(this.stepSize, limit - outstanding)
-    if (room < limit / 4) return false
-    if (await this.store.liveWorkDue(destination.id, now)) {
+    if (await this.store.liveWorkDue(destination.id, now, destination.settings.batching !== undefined)) {
       pace.liveSeen(now)
       return false
     }

@@ -35,8 +35,11 @@ export interface ReplayStore {
   commitReplayStep(step: ReplayStep): Promise<ReplayStepResult | null>
   /** How many of the replay's deliveries are pending or retrying. */
   replayOutstanding(replayId: string): Promise<number>
-  /** Whether the destination has live work (not a replay's) due now that nobody is sending yet. */
-  liveWorkDue(destinationId: string, now: number): Promise<boolean>
+  /**
+   * Whether the destination has live work (not a replay's) due now that nobody is sending yet: a
+   * delivery, or when it batches (`batching`), a formed batch of live messages.
+   */
+  liveWorkDue(destinationId: string, now: number, batching: boolean): Promise<boolean>
   /** Marks the replay FINISHED when its window is read and its deliveries are final; true when it did. */
   finishReplay(replayId: string, runner: string, now: number): Promise<boolean>
   failReplay(replayId: string, error: string, now: number): Promise<void>

@@ -266,6 +266,44 @@ for (const backend of backends) {
       )
     })
 
+    test('a batching destination with live calls waiting for their batch still gets the replay', async () => {
+      const source = await sluice.createSource('batched history beside live calls')
+      await calls(source, tracks('waiting', 7))
+      const target = await destination([source.id], {
+        batching: { maxEvents: 1_000, maxBytes: 512_000, maxWaitMs: 2_000 },
+      })
+      // A live call every 50 ms from before the replay starts: one always waits for its batch to fill.
+      let done: ReplayBody | null = null
+      let replayId: string | null = null
+      const end = Date.now() + 10_000
+      for (let i = 0; done === null && Date.now() < end; i++) {
+        await calls(source, tracks(`trickle-${i}`, 1))
+        await sleep(50)
+        if (i === 3) replayId = (await startReplay(target.id, window())).id
+        if (replayId === null) continue
+        const shown = (await sluice.api('GET', `/api/v1/destinations/${target.id}/replays/${replayId}`))
+          .body as ReplayBody
+        if (shown.status !== 'RUNNING') done = shown
+      }
+      assert.ok(done, 'the replay finished while live calls kept arriving')
+      assert.equal(done.delivered, 7)
+      const replayed = target.receiver.requests.filter(
+        (request) => request.headers['x-sluice-replay'] === replayId,
+      )
+      assert.deepEqual(
+        replayed
+          .flatMap((request) =>
+            (JSON.parse(request.body.toString('utf8')) as { messageId: string }[]).map(
+              (call) => call.messageId,
+            ),
+          )
+          .sort(),
+        tracks('waiting', 7)
+          .map((call) => call.messageId)
+          .sort(),
+      )
+    })
+
     test('cancel: nothing more of the replay is sent once it answers, and live calls keep going', async () => {
       const source = await sluice.createSource('long history')
       await calls(source, tracks('long', 300))

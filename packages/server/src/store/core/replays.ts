@@ -93,8 +93,8 @@ export class ReplaysCore implements ReplayStore {
     return Number(await this.#sql.replays.outstanding(replayId))
   }
 
-  async liveWorkDue(destinationId: string, now: number): Promise<boolean> {
-    return this.#sql.replays.liveDue(destinationId, now)
+  async liveWorkDue(destinationId: string, now: number, batching: boolean): Promise<boolean> {
+    return this.#sql.replays.liveDue(destinationId, now, batching)
   }
 
   async finishReplay(replayId: string, runner: string, now: number): Promise<boolean> {

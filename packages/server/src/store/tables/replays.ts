@@ -83,8 +83,11 @@ export interface ReplaysSql {
   step(step: ReplayStep, now: number): Awaitable<ReplayStepResult | null>
   /** The replay's deliveries not final yet (pending or retrying). */
   outstanding(replayId: string): Awaitable<number>
-  /** Whether the destination has a live (not replayed) delivery or batch due now and not leased. */
-  liveDue(destinationId: string, now: number): Awaitable<boolean>
+  /**
+   * Whether the destination has live (not replayed) work due now and not leased: a delivery, or for a
+   * batching destination a formed batch (messages waiting for their batch to fill are not yet due).
+   */
+  liveDue(destinationId: string, now: number, batching: boolean): Awaitable<boolean>
   /**
    * FINISHED with its final counts, if the runner holds it, its window is read and none of its
    * deliveries is waiting. True when it finished.

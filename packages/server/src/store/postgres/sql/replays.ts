@@ -107,11 +107,15 @@ export function postgresReplays(db: PostgresDatabase): ReplaysSql {
           [pgText(replayId)],
         )
       )[0]!.n,
-    liveDue: async (destinationId, now) =>
+    liveDue: async (destinationId, now, batching) =>
       (
         await db.query(
-          `SELECT 1 FROM deliveries WHERE destination_id = $1 AND ${WAITING} AND next_attempt_at <= $2
-             AND replay_id IS NULL AND (lease_until IS NULL OR lease_until <= $2) LIMIT 1`,
+          batching
+            ? `SELECT 1 FROM delivery_batches b WHERE b.destination_id = $1 AND b.${WAITING} AND b.next_attempt_at <= $2
+                 AND (b.lease_until IS NULL OR b.lease_until <= $2)
+                 AND EXISTS (SELECT 1 FROM deliveries d WHERE d.batch_id = b.id AND d.replay_id IS NULL) LIMIT 1`
+            : `SELECT 1 FROM deliveries WHERE destination_id = $1 AND ${WAITING} AND next_attempt_at <= $2
+                 AND replay_id IS NULL AND (lease_until IS NULL OR lease_until <= $2) LIMIT 1`,
           [pgText(destinationId), now],
         )
       ).length > 0,
