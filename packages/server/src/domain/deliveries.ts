@@ -55,6 +55,8 @@ export interface Delivery {
    * batch's. Null when sent alone or not yet in a batch.
    */
   batchId: number | null
+  /** The replay that created it (its requests carry `X-Sluice-Replay`); null for a live delivery. */
+  replayId: string | null
   /** When the next attempt is due; null once final. */
   nextAttemptAt: number | null
   firstAttemptAt: number | null

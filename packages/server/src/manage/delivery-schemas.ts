@@ -173,6 +173,11 @@ const delivery = {
         "The batch this message is sent in, when its destination batches: status, attempts and replays are the batch's. " +
         'Absent when it is sent alone, or not yet put in a batch.',
     },
+    replayId: {
+      type: 'string',
+      description:
+        "The replay that created this delivery (`rpl_…`, also in its requests' `X-Sluice-Replay`). Absent for live deliveries.",
+    },
     nextAttemptAt: { ...nullableTimestamp, description: 'When the next attempt is due; null once final.' },
     firstAttemptAt: { ...nullableTimestamp, description: 'When the first attempt was made; null before it.' },
     createdAt: timestamp,

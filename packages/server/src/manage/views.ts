@@ -196,6 +196,7 @@ export function deliveryView(delivery: Delivery, revealSecrets: boolean): Delive
     attemptCount: delivery.attemptCount,
     // Only batched deliveries carry it: a destination without batching answers as it always did.
     ...(delivery.batchId === null ? {} : { batchId: delivery.batchId }),
+    ...(delivery.replayId === null ? {} : { replayId: delivery.replayId }),
     nextAttemptAt: isoOrNull(delivery.nextAttemptAt),
     firstAttemptAt: isoOrNull(delivery.firstAttemptAt),
     createdAt: iso(delivery.createdAt),

@@ -149,6 +149,14 @@ for (const backend of backends) {
       )
       for (const request of fresh.receiver.requests)
         assert.equal(request.headers['x-sluice-replay'], first.id)
+      const deliveriesOf = async (destinationId: string) =>
+        (await sluice.api('GET', `/api/v1/destinations/${destinationId}/deliveries?limit=100`)).body
+          .deliveries as { replayId?: string }[]
+      assert.deepEqual(
+        (await deliveriesOf(fresh.id)).map((delivery) => delivery.replayId),
+        Array(6).fill(first.id),
+      )
+      assert.ok((await deliveriesOf(live.id)).every((delivery) => !('replayId' in delivery)))
 
       // Already delivered: skipped.
       const again = await finished(fresh.id, (await startReplay(fresh.id, window())).id)

@@ -35,6 +35,7 @@ export interface DeliveryRow {
   created_at: number
   updated_at: number
   batch_id: number | null
+  replay_id: string | null
   source_id: string
   message_id: string
   type: string
@@ -204,6 +205,7 @@ export function toDeliveries(
       deadLettered: Boolean(row.dead_lettered),
       attemptCount: row.attempt_count,
       batchId,
+      replayId: row.replay_id ?? null,
       nextAttemptAt: final ? null : row.next_attempt_at,
       firstAttemptAt: row.first_attempt_at,
       closedUrls: parseUrls(row.closed_urls),
