@@ -33,7 +33,7 @@ export interface ReplayRunnerOptions {
   metrics?: Metrics
   /** How long a replay stays this process's without a step. Default 15 s. */
   leaseMs?: number
-  /** Calls read per step. Default 200. */
+  /** Calls read per step (of which at most the room left creates deliveries). Default 200. */
   stepSize?: number
   /**
    * Most of a replay's deliveries waiting at once (a batching destination: at least two full batches).
@@ -198,13 +198,20 @@ export class ReplayRunner {
       this.wakeAt(retryAt)
       return false
     }
-    const calls = await this.store.replayCandidates(replay, read)
-    const last = calls.at(-1)
-    // A window reaching into the future is read again until its end has passed.
-    const scanDone = calls.length < read && replay.to <= now
-    if (last === undefined && !scanDone) return false
+    // Up to `stepSize` calls are read, and taken until `read` of them matched: a window the filters
+    // mostly leave out is read quickly, while the deliveries a step creates stay within the room.
+    const calls = await this.store.replayCandidates(replay, this.stepSize)
     const matched: number[] = []
-    for (const call of calls) if (replayMatches(replay, destination, call.payload)) matched.push(call.pk)
+    let taken = 0
+    for (const call of calls) {
+      if (matched.length === read) break
+      taken++
+      if (replayMatches(replay, destination, call.payload)) matched.push(call.pk)
+    }
+    const last = calls[taken - 1]
+    // A window reaching into the future is read again until its end has passed.
+    const scanDone = taken === calls.length && calls.length < this.stepSize && replay.to <= now
+    if (last === undefined && !scanDone) return false
     const to = last === undefined ? replay.cursor : { receivedAt: last.receivedAt, pk: last.pk }
     const result = await this.store.commitReplayStep({
       replayId: replay.id,
@@ -212,7 +219,7 @@ export class ReplayRunner {
       from: replay.cursor,
       to,
       scanDone,
-      scanned: calls.length,
+      scanned: taken,
       matched,
       leaseUntil: Date.now() + this.leaseMs,
     })
