@@ -364,6 +364,7 @@ describe('settings refused at save time', () => {
     const create =
       document.paths['/api/v1/destinations']!.post!.requestBody!.content['application/json']!.schema
     assert.deepEqual(Object.keys(create.properties.settings.properties).sort(), [
+      'batching',
       'filters',
       'mapping',
       'method',
