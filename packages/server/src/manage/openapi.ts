@@ -29,6 +29,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             'What happened to each message at each destination: attempts, replays, test sends and counters.',
         },
         {
+          name: 'Replays',
+          description:
+            'Stored calls of a window sent to a destination again, through its current settings, yielding to live traffic.',
+        },
+        {
           name: 'Privacy',
           description:
             'Deletion and suppression requests ("regulations"): erase users’ data, notify destinations, drop later calls.',
