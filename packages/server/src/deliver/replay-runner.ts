@@ -10,7 +10,8 @@
  *   when, and the engine's own bound on repeated sends applies from there.
  * - Yielding to live traffic: a step is taken only while the destination has no live delivery waiting
  *   to be claimed and fewer than `maxOutstanding` of the replay's deliveries are waiting, so live
- *   deliveries never queue behind more than that many replayed ones.
+ *   deliveries never queue behind more than that many replayed ones; and while live calls flow, steps
+ *   are paced to a share of the replay's idle rate (replay-pace.ts).
  */
 import { randomBytes } from 'node:crypto'
 import type { DeliveryStore } from '../domain/delivery-store.ts'
