@@ -140,6 +140,8 @@ export function deliveryView(delivery: Delivery, revealSecrets: boolean): Delive
     sourceId: delivery.sourceId,
     messageId: delivery.messageId,
     type: delivery.type,
+    userId: delivery.userId,
+    event: delivery.event,
     status: delivery.status,
     deadLettered: delivery.deadLettered,
     attemptCount: delivery.attemptCount,

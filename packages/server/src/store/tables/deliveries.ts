@@ -22,7 +22,7 @@ import type { StoredMessageType } from '../../domain/messages.ts'
 import { type AttemptRow, toAttempt } from './attempts.ts'
 import type { Awaitable, Flag } from './sql-types.ts'
 
-/** A delivery joined with its message's source_id, message_id and type. */
+/** A delivery joined with its message's source_id, message_id, type, userId and event (or name). */
 export interface DeliveryRow {
   id: number
   destination_id: string
@@ -37,6 +37,8 @@ export interface DeliveryRow {
   source_id: string
   message_id: string
   type: string
+  user_id: string | number | null
+  label: string | number | null
 }
 
 /** A delivery just leased, with its message's payload, source and receive time. */
@@ -179,6 +181,8 @@ export function toDeliveries(rows: DeliveryRow[], attemptRows: AttemptRow[]): De
       sourceId: row.source_id,
       messageId: row.message_id,
       type: row.type as StoredMessageType,
+      userId: row.user_id === null ? null : String(row.user_id),
+      event: row.label === null ? null : String(row.label),
       status: row.status as DeliveryStatus,
       deadLettered: Boolean(row.dead_lettered),
       attemptCount: row.attempt_count,
