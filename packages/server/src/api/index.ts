@@ -19,6 +19,7 @@ import type { createTokenSchema, listTokensSchema, signInSchema } from '../manag
 import type {
   AudienceView,
   createAudienceSchema,
+  listAudienceMembersSchema,
   listAudiencesSchema,
   previewAudienceSchema,
   updateAudienceSchema,
@@ -40,7 +41,11 @@ import type {
   listDestinationsSchema,
   updateDestinationSchema,
 } from '../manage/destination-schemas.ts'
-import type { findProfileSchema, listProfileEventsSchema } from '../manage/profile-schemas.ts'
+import type {
+  findProfileSchema,
+  listProfileEventsSchema,
+  searchProfilesSchema,
+} from '../manage/profile-schemas.ts'
 import type {
   createRegulationSchema,
   listRegulationsSchema,
@@ -79,7 +84,11 @@ export type {
   DeliveryView as Delivery,
 } from '../manage/delivery-schemas.ts'
 export type { DestinationView as Destination } from '../manage/destination-schemas.ts'
-export type { ProfileEventView as ProfileEvent, ProfileView as Profile } from '../manage/profile-schemas.ts'
+export type {
+  ProfileEventView as ProfileEvent,
+  ProfileIdentitiesView as ProfileIdentities,
+  ProfileView as Profile,
+} from '../manage/profile-schemas.ts'
 export type {
   RegulationView as Regulation,
   SuppressionView as Suppression,
@@ -123,6 +132,8 @@ export type AudienceList = { [Key in keyof AudienceListView]: Audience[] }
 export type AudiencePreview = Answer<typeof previewAudienceSchema>
 export type ComputedTraitList = Answer<typeof listComputedTraitsSchema>
 export type ProfileEventPage = Answer<typeof listProfileEventsSchema>
+export type AudienceMembersPage = Answer<typeof listAudienceMembersSchema>
+export type ProfileSearchAnswer = Answer<typeof searchProfilesSchema>
 
 // --- What single routes take ------------------------------------------------------------------------
 /** A route's body; a property with a default may be left out. */
@@ -152,3 +163,5 @@ export type CreateComputedTraitBody = Body<typeof createComputedTraitSchema>
 export type UpdateComputedTraitBody = Body<typeof updateComputedTraitSchema>
 export type ProfileQuery = Query<typeof findProfileSchema>
 export type ProfileEventQuery = Query<typeof listProfileEventsSchema>
+export type AudienceMembersQuery = Query<typeof listAudienceMembersSchema>
+export type ProfileSearchQuery = Query<typeof searchProfilesSchema>
