@@ -23,6 +23,9 @@ const Privacy = lazy(() => import('./pages/Privacy.tsx').then((module) => ({ def
 const Audiences = lazy(() =>
   import('./pages/Audiences.tsx').then((module) => ({ default: module.Audiences })),
 )
+const AudienceView = lazy(() =>
+  import('./pages/AudienceView.tsx').then((module) => ({ default: module.AudienceView })),
+)
 
 const Profiles = lazy(() => import('./pages/Profiles.tsx').then((module) => ({ default: module.Profiles })))
 
@@ -106,14 +109,15 @@ function Shell({ session }: { session: Session }) {
 }
 
 function Page({ path }: { path: string }) {
-  const [, section, id] = path.split('/')
+  const [, section, id, sub] = path.split('/')
   switch (section) {
     case 'sources':
       return id ? <SourceView id={id} /> : <Sources />
     case 'catalog':
       return id === 'webhooks' ? <WebhooksWizard /> : <Catalog />
     case 'destinations':
-      return id ? <DestinationView id={id} /> : <Destinations />
+      if (sub !== undefined && sub !== 'edit') return <NotFound />
+      return id ? <DestinationView id={id} edit={sub === 'edit'} /> : <Destinations />
     case 'privacy':
       return (
         <Suspense fallback={<Loading what="the page" />}>
@@ -123,7 +127,7 @@ function Page({ path }: { path: string }) {
     case 'audiences':
       return (
         <Suspense fallback={<Loading what="the page" />}>
-          <Audiences />
+          {id ? <AudienceView id={id} /> : <Audiences />}
         </Suspense>
       )
     case 'profiles':
@@ -135,6 +139,6 @@ function Page({ path }: { path: string }) {
     case 'access':
       return <Access />
     default:
-      return path === '/' ? null : <NotFound path={path} />
+      return path === '/' ? null : <NotFound />
   }
 }

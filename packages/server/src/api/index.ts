@@ -51,11 +51,18 @@ import type {
   listRegulationsSchema,
   listSuppressionsSchema,
 } from '../manage/regulation-schemas.ts'
-import type { createSourceSchema, listSourcesSchema, sourceSeriesSchema } from '../manage/source-schemas.ts'
+import type {
+  createSourceSchema,
+  listSourcesSchema,
+  sourceSeriesSchema,
+  updateSourceSchema,
+} from '../manage/source-schemas.ts'
 
 export type { AudienceNode, CountOperator } from '../domain/audiences.ts'
 // --- Constants, re-exported from where the domain keeps them ---------------------------------------
 export { COUNT_OPERATORS } from '../domain/audiences.ts'
+/** How the API names a field in its messages (`/settings/webhooks/0/url` → `settings.webhooks[0].url`). */
+export { fieldLabel } from '../lib/json-pointer.ts'
 export type {
   ComputationStatus,
   ComputedTraitKind,
@@ -150,6 +157,7 @@ type Query<Route extends { querystring: JSONSchema }> = FromSchema<
 export type SignInBody = Body<typeof signInSchema>
 export type CreateTokenBody = Body<typeof createTokenSchema>
 export type CreateSourceBody = Body<typeof createSourceSchema>
+export type UpdateSourceBody = Body<typeof updateSourceSchema>
 export type CreateDestinationBody = Body<typeof createDestinationSchema>
 export type UpdateDestinationBody = Body<typeof updateDestinationSchema>
 export type DeliveryQuery = Query<typeof listDeliveriesSchema>

@@ -38,7 +38,19 @@ export function RangeChoice({
   )
 }
 
-/** A line chart of `data` (times first, then one row per series). */
+/**
+ * The value axis: from 0 (counts and latencies are never negative, and a flat line of 1 ms must not
+ * read as a range of 6–10 ms) to a little above the largest value, at least 1.
+ */
+export function valueRange(max: number | null): [number, number] {
+  const top = max === null || !Number.isFinite(max) || max <= 0 ? 1 : max * 1.15
+  return [0, top]
+}
+
+/** With this many points or fewer, each point is drawn as a dot: a single point has no line to show it. */
+const DOTS_UP_TO = 12
+
+/** A line chart of `data` (times first, then one row per series, drawn in order: the last on top). */
 export function Chart(props: {
   title: string
   data: (number | null)[][]
@@ -56,13 +68,24 @@ export function Chart(props: {
       ([{ default: UPlot }]) => {
         if (cancelled || !container.current) return
         plot.current?.destroy()
+        const values = data.slice(1).flat()
+        const present = values.filter((value): value is number => value !== null)
+        const dots =
+          Math.max(...data.slice(1).map((row) => row.filter((v) => v !== null).length), 0) <= DOTS_UP_TO
         plot.current = new UPlot(
           {
             width: Math.max(260, container.current.clientWidth),
             height: 200,
+            scales: { y: { range: () => valueRange(present.length ? Math.max(...present) : null) } },
             series: [
               {},
-              ...series.map((each) => ({ label: each.label, stroke: each.stroke, width: 2, spanGaps: true })),
+              ...series.map((each) => ({
+                label: each.label,
+                stroke: each.stroke,
+                width: 2,
+                spanGaps: true,
+                points: { show: dots, size: 7, fill: each.stroke },
+              })),
             ],
             axes: [{}, { size: 50 }],
           },

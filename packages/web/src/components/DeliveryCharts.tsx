@@ -4,6 +4,8 @@ import { queries } from '../api/queries.ts'
 import { ErrorBox } from '../ui/errors.tsx'
 import { Chart, RANGES, RangeChoice, SERIES_REFRESH_MS } from './Chart.tsx'
 
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
+
 /** Attempts and latency over time, from the destination's series endpoint. */
 export function DeliveryCharts({ destinationId }: { destinationId: string }) {
   const [range, setRange] = useState(RANGES[0]!)
@@ -18,13 +20,20 @@ export function DeliveryCharts({ destinationId }: { destinationId: string }) {
       <h2>Over time</h2>
       <RangeChoice name={`range-${destinationId}`} range={range} onChange={setRange} />
       <ErrorBox error={series.error} />
+      {series.data && (
+        <p className="muted" role="status">
+          {sum(points.map((p) => p.succeeded)).toLocaleString()} attempts succeeded and{' '}
+          {sum(points.map((p) => p.failed)).toLocaleString()} failed in the {range.label.toLowerCase()}.
+        </p>
+      )}
       <div className="charts">
         <Chart
           title="Attempts"
-          data={[times, points.map((p) => p.succeeded), points.map((p) => p.failed)]}
+          // Failed first, so that Succeeded is drawn over it: a flat zero of failures stays under the successes.
+          data={[times, points.map((p) => p.failed), points.map((p) => p.succeeded)]}
           series={[
-            { label: 'Succeeded', stroke: '#1a7f37' },
             { label: 'Failed', stroke: '#cf222e' },
+            { label: 'Succeeded', stroke: '#1a7f37' },
           ]}
         />
         <Chart

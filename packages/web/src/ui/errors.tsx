@@ -1,4 +1,16 @@
+import { fieldLabel } from '@sluice/server/api'
 import { ApiError, errorConcerns } from '../api/client.ts'
+
+/**
+ * The API's message in the form's words: the API names the field by its path
+ * (`settings.webhooks[1].url is not an absolute URL`), the form by its label (`URL 2 is not …`).
+ */
+export function inFormWords(error: ApiError, label: string | undefined): string {
+  if (label === undefined || error.field === undefined) return error.message
+  const path = fieldLabel(error.field)
+  if (path === '' || !error.message.includes(path)) return error.message
+  return error.message.replace(path, label)
+}
 
 /** The API's error for one field (matched by JSON pointer prefix), shown next to that field. */
 export function FieldError({
@@ -6,17 +18,20 @@ export function FieldError({
   field,
   id,
   exact = false,
+  label,
 }: {
   error: unknown
   field: string
   id?: string
   /** Only an error about exactly this field, not about one inside it. */
   exact?: boolean
+  /** The field's label, which replaces the API's name for it in the message. */
+  label?: string
 }) {
   if (!(error instanceof ApiError) || !errorConcerns(error, field, exact)) return null
   return (
     <p className="field-error" role="alert" id={id}>
-      {error.message}
+      {inFormWords(error, label)}
     </p>
   )
 }
