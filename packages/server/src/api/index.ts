@@ -61,8 +61,6 @@ import type {
 export type { AudienceNode, CountOperator } from '../domain/audiences.ts'
 // --- Constants, re-exported from where the domain keeps them ---------------------------------------
 export { COUNT_OPERATORS } from '../domain/audiences.ts'
-/** How the API names a field in its messages (`/settings/webhooks/0/url` → `settings.webhooks[0].url`). */
-export { fieldLabel } from '../lib/json-pointer.ts'
 export type {
   ComputationStatus,
   ComputedTraitKind,
@@ -78,9 +76,10 @@ export type { RegulationStatus, RegulationType } from '../domain/regulations.ts'
 export { REGULATION_STATUSES, REGULATION_TYPES } from '../domain/regulations.ts'
 export type { TokenRole } from '../domain/tokens.ts'
 export { TOKEN_ROLES } from '../domain/tokens.ts'
-
 // --- Records --------------------------------------------------------------------------------------
 export type { LiveCall } from '../ingest/live-calls.ts'
+/** How the API names a field in its messages (`/settings/webhooks/0/url` → `settings.webhooks[0].url`). */
+export { fieldLabel } from '../lib/json-pointer.ts'
 export type { SessionView as Session, TokenView as AccessToken } from '../manage/access-schemas.ts'
 export type { ComputedTraitView as ComputedTrait } from '../manage/computed-trait-schemas.ts'
 export type {

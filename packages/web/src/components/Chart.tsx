@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'react'
 import type uPlot from 'uplot'
 import type { SeriesRange } from '../api/queries.ts'
+import { showDots, valueRange } from '../model/chart-scale.ts'
 
 export const RANGES: readonly SeriesRange[] = [
   { label: 'Last hour', spanMs: 3_600_000, stepSeconds: 60 },
@@ -38,23 +39,12 @@ export function RangeChoice({
   )
 }
 
-/**
- * The value axis: from 0 (counts and latencies are never negative, and a flat line of 1 ms must not
- * read as a range of 6–10 ms) to a little above the largest value, at least 1.
- */
-export function valueRange(max: number | null): [number, number] {
-  const top = max === null || !Number.isFinite(max) || max <= 0 ? 1 : max * 1.15
-  return [0, top]
-}
-
-/** With this many points or fewer, each point is drawn as a dot: a single point has no line to show it. */
-const DOTS_UP_TO = 12
-
 /** A line chart of `data` (times first, then one row per series, drawn in order: the last on top). */
 export function Chart(props: {
   title: string
   data: (number | null)[][]
-  series: { label: string; stroke: string }[]
+  /** `fill` shades the area under a line; `dash` draws it dashed (e.g. `[6, 4]`). */
+  series: { label: string; stroke: string; fill?: string; dash?: number[] }[]
 }) {
   const container = useRef<HTMLDivElement>(null)
   const plot = useRef<uPlot | null>(null)
@@ -68,15 +58,13 @@ export function Chart(props: {
       ([{ default: UPlot }]) => {
         if (cancelled || !container.current) return
         plot.current?.destroy()
-        const values = data.slice(1).flat()
-        const present = values.filter((value): value is number => value !== null)
-        const dots =
-          Math.max(...data.slice(1).map((row) => row.filter((v) => v !== null).length), 0) <= DOTS_UP_TO
+        const rows = data.slice(1)
+        const dots = showDots(rows)
         plot.current = new UPlot(
           {
             width: Math.max(260, container.current.clientWidth),
             height: 200,
-            scales: { y: { range: () => valueRange(present.length ? Math.max(...present) : null) } },
+            scales: { y: { range: () => valueRange(rows.flat()) } },
             series: [
               {},
               ...series.map((each) => ({
@@ -85,6 +73,8 @@ export function Chart(props: {
                 width: 2,
                 spanGaps: true,
                 points: { show: dots, size: 7, fill: each.stroke },
+                ...(each.fill ? { fill: each.fill } : {}),
+                ...(each.dash ? { dash: each.dash } : {}),
               })),
             ],
             axes: [{}, { size: 50 }],

@@ -5,6 +5,7 @@ import { ErrorBox } from '../ui/errors.tsx'
 import { Chart, RANGES, RangeChoice, SERIES_REFRESH_MS } from './Chart.tsx'
 
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
+const plural = (count: number, noun: string) => `${count.toLocaleString()} ${noun}${count === 1 ? '' : 's'}`
 
 /** Attempts and latency over time, from the destination's series endpoint. */
 export function DeliveryCharts({ destinationId }: { destinationId: string }) {
@@ -22,18 +23,19 @@ export function DeliveryCharts({ destinationId }: { destinationId: string }) {
       <ErrorBox error={series.error} />
       {series.data && (
         <p className="muted" role="status">
-          {sum(points.map((p) => p.succeeded)).toLocaleString()} attempts succeeded and{' '}
+          {plural(sum(points.map((p) => p.succeeded)), 'attempt')} succeeded and{' '}
           {sum(points.map((p) => p.failed)).toLocaleString()} failed in the {range.label.toLowerCase()}.
         </p>
       )}
       <div className="charts">
         <Chart
           title="Attempts"
-          // Failed first, so that Succeeded is drawn over it: a flat zero of failures stays under the successes.
-          data={[times, points.map((p) => p.failed), points.map((p) => p.succeeded)]}
+          // Successes as a shaded area, failures as a dashed line over it: both stay visible where they
+          // are equal, and no failures is a dashed line on the zero of the axis.
+          data={[times, points.map((p) => p.succeeded), points.map((p) => p.failed)]}
           series={[
-            { label: 'Failed', stroke: '#cf222e' },
-            { label: 'Succeeded', stroke: '#1a7f37' },
+            { label: 'Succeeded', stroke: '#1a7f37', fill: 'rgba(26, 127, 55, 0.12)' },
+            { label: 'Failed', stroke: '#cf222e', dash: [6, 4] },
           ]}
         />
         <Chart
