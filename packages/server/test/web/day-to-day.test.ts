@@ -330,7 +330,7 @@ describe('the web app, day to day', () => {
 
   test('profiles are found by part of an id; traits read as a table', async () => {
     await page.goto(`${sluice.url}/profiles`)
-    await page.getByLabel('Search by part of a user id or anonymous id').fill('ad')
+    await page.getByLabel('Search profiles').fill('ad')
     await page.getByRole('button', { name: 'Search' }).click()
     await page.getByRole('list', { name: 'Profiles found' }).getByRole('link', { name: 'ada' }).click()
     const traits = page.getByRole('table', { name: 'Traits' })

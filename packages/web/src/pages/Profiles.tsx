@@ -37,12 +37,12 @@ function ProfileSearch() {
     <div className="card">
       <form onSubmit={submit} className="inline-form" aria-label="Profile search" noValidate>
         <TextField
-          label="Search by part of a user id or anonymous id"
+          label="Search profiles"
+          hint="Part of a user id or anonymous id, e.g. 42 or @example.com."
           value={text}
           onChange={setText}
           error={found.error}
           field="/q"
-          placeholder="e.g. 42 or @example.com"
         />
         <button type="submit">Search</button>
       </form>
