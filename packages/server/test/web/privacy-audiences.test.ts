@@ -185,7 +185,7 @@ describe('the Privacy and Audiences pages in Chromium', () => {
         (response) => response.status === 200,
         SLOW,
       )
-    const buyer = (await profileOf('buyer')).body
+    await profileOf('buyer')
     await profileOf('window-shopper')
 
     await open(page, 'Audiences')
