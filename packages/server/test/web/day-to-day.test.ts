@@ -300,7 +300,7 @@ describe('the web app, day to day', () => {
     await page.goto(`${sluice.url}/audiences`)
     await page.getByRole('link', { name: 'Buyers' }).click()
     await page.getByRole('heading', { name: 'Buyers', level: 1 }).waitFor({ timeout: SLOW })
-    const form = page.getByRole('form', { name: 'Definition' })
+    const form = page.getByRole('form', { name: 'Settings' })
     assert.equal(await form.getByLabel('Event (condition 1)').inputValue(), 'Order Completed')
     const members = page.getByRole('list', { name: 'Members' })
     await members.getByRole('link', { name: 'ada' }).waitFor({ timeout: SLOW })

@@ -60,7 +60,7 @@ export function AudienceForm({
   }
   return (
     <form onSubmit={submit} className="card spaced" noValidate aria-labelledby="audience-form">
-      <h2 id="audience-form">{audience ? 'Definition' : 'New audience'}</h2>
+      <h2 id="audience-form">{audience ? 'Settings' : 'New audience'}</h2>
       <TextField
         label="Audience name"
         value={name}

@@ -257,7 +257,7 @@ function UrlList({ destination }: { destination: Destination }) {
         counts its deliveries as delivered: its failures show here.
       </p>
       <TableScroll label="URLs and their recent attempts">
-        <table>
+        <table className="url-table">
           <caption className="visually-hidden">URLs and their recent attempts</caption>
           <thead>
             <tr>
