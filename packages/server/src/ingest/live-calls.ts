@@ -4,6 +4,7 @@
  * opened (or reloaded) now shows what arrived just before. The recent calls live in this process's
  * memory only: a restart empties them, and with several API processes each keeps the calls it judged.
  */
+import { MAX_MESSAGE_BYTES } from './limits.ts'
 import type { AcceptResult } from './pipeline.ts'
 
 /** How many of a source's most recent calls are kept for a debugger opened later. */
@@ -77,12 +78,15 @@ export class LiveCalls {
     const live: LiveCall[] = []
     calls.forEach((call, index) => {
       if (hidden.has(index)) return
+      const rejected = reasons.has(index)
       live.push({
         at,
-        status: reasons.has(index) ? 'rejected' : 'accepted',
+        status: rejected ? 'rejected' : 'accepted',
         reason: reasons.get(index) ?? null,
         type: typeOf(call) ?? endpointType ?? null,
-        call: withoutWriteKey(call),
+        // Accepted calls are within the size limit; a rejected one may be far larger (up to a whole
+        // request), and is kept and shown only as a note, so that the recent calls stay small.
+        call: rejected && tooLargeToShow(call) ? TOO_LARGE : withoutWriteKey(call),
       })
     })
     if (live.length === 0) return
@@ -91,6 +95,12 @@ export class LiveCalls {
     const listeners = this.watchers.get(sourceId)
     if (listeners) for (const listener of listeners) listener(live)
   }
+}
+
+const TOO_LARGE = { note: `This call is larger than ${MAX_MESSAGE_BYTES / 1024} KB and is not shown.` }
+
+function tooLargeToShow(call: unknown): boolean {
+  return Buffer.byteLength(JSON.stringify(call) ?? '') > MAX_MESSAGE_BYTES
 }
 
 function typeOf(call: unknown): string | undefined {

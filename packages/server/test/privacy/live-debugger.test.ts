@@ -160,3 +160,21 @@ test("a deleted source's recent calls are forgotten", () => {
   live.forgetSource('src_1')
   assert.deepEqual(live.history('src_1'), [])
 })
+
+test('a rejected call too large to keep is shown as a note, so that the recent calls stay small', async () => {
+  const source = await sluice.createSource('Large')
+  const huge = trackCall({ messageId: 'huge', properties: { blob: 'x'.repeat(100 * 1024) } })
+  const answer = await send(
+    sluice.url,
+    '/v1/batch',
+    { batch: [huge, trackCall({ messageId: 'small' })] },
+    { writeKey: source.writeKey },
+  )
+  assert.equal(answer.body.accepted, 1)
+  const history = await historyOf(source.id)
+  assert.equal(history.length, 2)
+  assert.equal(history[0].status, 'rejected')
+  assert.match(history[0].call.note, /larger than 32 KB/)
+  assert.ok(JSON.stringify(history).length < 10_000)
+  assert.equal(history[1].call.messageId, 'small')
+})
