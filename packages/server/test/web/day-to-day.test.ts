@@ -405,6 +405,25 @@ describe('the web app, day to day', () => {
     })
   })
 
+  test('the catalog and the sign-in page, at both widths', async () => {
+    await bothWidths('catalog', '/catalog', (p) =>
+      p.getByRole('link', { name: 'Set up Webhooks' }).waitFor({ timeout: SLOW }),
+    )
+    const outside = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
+    try {
+      const signInPage = await outside.newPage()
+      for (const width of [1280, 390]) {
+        await signInPage.setViewportSize({ width, height: 844 })
+        await signInPage.goto(sluice.url)
+        await signInPage.getByLabel('Access token').waitFor({ timeout: SLOW })
+        await assertAccessible(signInPage, `the sign-in page at ${width} px`)
+        await screenshot(signInPage, `day-sign-in-${width}`)
+      }
+    } finally {
+      await outside.close()
+    }
+  })
+
   test('the app has a favicon', async () => {
     const href = await page.locator('link[rel="icon"]').getAttribute('href')
     const icon = await fetch(new URL(href!, sluice.url))
