@@ -1,4 +1,4 @@
-import type { Delivery, Destination, SavedDestination } from '@sluice/server/api'
+import type { Destination, SavedDestination } from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { ApiError } from '../api/client.ts'
 import { changes, keys, queries } from '../api/queries.ts'
@@ -6,6 +6,7 @@ import { Deliveries } from '../components/Deliveries.tsx'
 import { DeliveryCharts } from '../components/DeliveryCharts.tsx'
 import { DestinationForm } from '../components/DestinationForm.tsx'
 import { TestEvent } from '../components/TestEvent.tsx'
+import { attemptsByUrl } from '../model/url-attempts.ts'
 import { navigate } from '../router.ts'
 import { useCanWrite } from '../session.ts'
 import { formatTime, Link } from '../ui/content.tsx'
@@ -212,33 +213,6 @@ const HEALTH_LABELS: Record<UrlHealth['state'], string> = {
   healthy: 'Healthy',
   failing: 'Failing',
   disabled: 'Disabled',
-}
-
-/** What the recent attempts to one URL say. */
-interface UrlAttempts {
-  attempts: number
-  failures: number
-  lastError: string | null
-  lastAt: string | null
-}
-
-/** Per URL, over the destination's most recent deliveries: attempts, failures and the last error. */
-export function attemptsByUrl(deliveries: readonly Delivery[]): Map<string, UrlAttempts> {
-  const byUrl = new Map<string, UrlAttempts>()
-  for (const delivery of deliveries) {
-    for (const attempt of delivery.attempts) {
-      const counts = byUrl.get(attempt.url) ?? { attempts: 0, failures: 0, lastError: null, lastAt: null }
-      counts.attempts++
-      const ok = attempt.statusCode !== null && attempt.statusCode < 300
-      if (!ok) counts.failures++
-      if (counts.lastAt === null || attempt.attemptedAt > counts.lastAt) {
-        counts.lastAt = attempt.attemptedAt
-        counts.lastError = ok ? null : (attempt.errorText ?? `HTTP ${attempt.statusCode ?? 'no answer'}`)
-      }
-      byUrl.set(attempt.url, counts)
-    }
-  }
-  return byUrl
 }
 
 function UrlList({ destination }: { destination: Destination }) {

@@ -1,16 +1,4 @@
-import { fieldLabel } from '@sluice/server/api'
-import { ApiError, errorConcerns } from '../api/client.ts'
-
-/**
- * The API's message in the form's words: the API names the field by its path
- * (`settings.webhooks[1].url is not an absolute URL`), the form by its label (`URL 2 is not …`).
- */
-export function inFormWords(error: ApiError, label: string | undefined): string {
-  if (label === undefined || error.field === undefined) return error.message
-  const path = fieldLabel(error.field)
-  if (path === '' || !error.message.includes(path)) return error.message
-  return error.message.replace(path, label)
-}
+import { ApiError, errorConcerns, inFormWords } from '../api/client.ts'
 
 /** The API's error for one field (matched by JSON pointer prefix), shown next to that field. */
 export function FieldError({
