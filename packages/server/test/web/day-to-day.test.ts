@@ -245,6 +245,7 @@ describe('the web app, day to day', () => {
     await page.getByLabel('URL 1').fill(`${second.url}/new`)
     await page.getByRole('button', { name: 'Remove URL 2' }).click()
     await page.getByRole('button', { name: 'Save changes' }).click()
+    await page.getByRole('heading', { name: 'Changes saved' }).waitFor({ timeout: SLOW })
     await page.getByRole('heading', { name: /^Orders/, level: 1 }).waitFor({ timeout: SLOW })
     assert.equal(new URL(page.url()).pathname, `/destinations/${destinationId}`)
 

@@ -1,5 +1,6 @@
 import type { Destination, SavedDestination } from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useEffect, useState } from 'react'
 import { ApiError } from '../api/client.ts'
 import { changes, keys, queries } from '../api/queries.ts'
 import { Deliveries } from '../components/Deliveries.tsx'
@@ -15,12 +16,21 @@ import { ErrorBox } from '../ui/errors.tsx'
 import { AdminOnly, Loading, TableScroll } from '../ui/lists.tsx'
 import { NotFound } from './NotFound.tsx'
 
-/** Warnings of destinations saved in this page load, shown once on their page. */
-const justSaved = new Map<string, SavedDestination['warnings']>()
+/** Destinations just saved in this page load, with the save's warnings: told once on their page. */
+const justSaved = new Map<string, { created: boolean; warnings: NonNullable<SavedDestination['warnings']> }>()
 
-/** Shows the save's warnings (URLs Sluice will refuse to dial) on the destination's page. */
-export function rememberSaved(saved: SavedDestination): void {
-  justSaved.set(saved.id, saved.warnings ?? [])
+/** Says on the destination's page that it was saved, with the warnings (URLs Sluice will refuse to dial). */
+export function rememberSaved(saved: SavedDestination, created: boolean): void {
+  justSaved.set(saved.id, { created, warnings: saved.warnings ?? [] })
+}
+
+/** The save to tell of on this page, once: leaving the page and coming back shows it no more. */
+function useJustSaved(id: string) {
+  const [saved] = useState(() => justSaved.get(id))
+  useEffect(() => {
+    justSaved.delete(id)
+  }, [id])
+  return saved
 }
 
 /** Deliveries read to count each URL's recent attempts. */
@@ -64,7 +74,7 @@ function EditDestination({ destination }: { destination: Destination }) {
         <DestinationForm
           destination={destination}
           onSaved={(saved) => {
-            rememberSaved(saved)
+            rememberSaved(saved, false)
             navigate(`/destinations/${saved.id}`)
           }}
         />
@@ -83,7 +93,7 @@ function Overview({ destination: data }: { destination: Destination }) {
     mutationFn: (enabled: boolean) => changes.updateDestination(id, { enabled }),
     onSuccess: (updated) => queryClient.setQueryData(keys.destination(id), updated),
   })
-  const warnings = justSaved.get(id)
+  const saved = useJustSaved(id)
   const { stats } = data
   return (
     <section>
@@ -125,11 +135,14 @@ function Overview({ destination: data }: { destination: Destination }) {
         )}
       </div>
       <ErrorBox error={toggle.error} />
-      {warnings && (
+      {saved && (
         <div className="card notice" role="status">
-          <h2>Webhooks saved</h2>
-          <p>{data.enabled ? 'Enabled: calls of its sources are sent from now on.' : 'Saved, disabled.'}</p>
-          {warnings.map((warning) => (
+          <h2>{saved.created ? 'Webhooks saved' : 'Changes saved'}</h2>
+          <p>
+            {data.enabled ? 'Enabled: calls of its sources are sent from now on.' : 'Saved, disabled.'}{' '}
+            {saved.created && 'Try it with "Send test event".'}
+          </p>
+          {saved.warnings.map((warning) => (
             <p key={warning.field} className="warning" role="alert">
               {warning.message}
             </p>

@@ -17,7 +17,7 @@ export function WebhooksWizard() {
       {canWrite ? (
         <DestinationForm
           onSaved={(saved) => {
-            rememberSaved(saved)
+            rememberSaved(saved, true)
             navigate(`/destinations/${saved.id}`)
           }}
         />
