@@ -270,7 +270,12 @@ describe('the web app, day to day', () => {
     await assertAccessible(page, 'the delete dialog')
     await screenshot(page, 'day-delete-dialog-1280')
     await dialog.getByRole('button', { name: 'Cancel' }).click()
-    await dialog.waitFor({ state: 'detached' })
+    await dialog.waitFor({ state: 'hidden' })
+    assert.equal(
+      await page.evaluate(() => (globalThis as any).document.activeElement?.textContent),
+      'Delete destination',
+      'the focus is back on the button that opened the dialog',
+    )
     assert.equal((await sluice.api('GET', `/api/v1/destinations/${destinationId}`)).status, 200)
     await page.getByRole('button', { name: 'Delete destination' }).click()
     await dialog.getByRole('button', { name: 'Delete', exact: true }).click()

@@ -63,21 +63,24 @@ export function ConfirmButton({
       >
         {label}
       </button>
-      {open && (
-        <dialog ref={dialog} aria-labelledby={titleId} className="confirm" onClose={() => setOpen(false)}>
-          <h2 id={titleId}>{title}</h2>
-          <div className="confirm-body">{children}</div>
-          <ErrorBox error={error} />
-          <div className="row-actions confirm-actions">
-            <button type="button" className="secondary" onClick={() => setOpen(false)}>
-              Cancel
-            </button>
-            <button type="button" className="danger" disabled={pending} onClick={confirm}>
-              {confirmLabel}
-            </button>
-          </div>
-        </dialog>
-      )}
+      {/* Always there, closed until asked: closing a modal dialog gives the focus back to the button. */}
+      <dialog ref={dialog} aria-labelledby={titleId} className="confirm" onClose={() => setOpen(false)}>
+        {open && (
+          <>
+            <h2 id={titleId}>{title}</h2>
+            <div className="confirm-body">{children}</div>
+            <ErrorBox error={error} />
+            <div className="row-actions confirm-actions">
+              <button type="button" className="secondary" onClick={() => setOpen(false)}>
+                Cancel
+              </button>
+              <button type="button" className="danger" disabled={pending} onClick={confirm}>
+                {confirmLabel}
+              </button>
+            </div>
+          </>
+        )}
+      </dialog>
     </>
   )
 }
