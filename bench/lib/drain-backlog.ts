@@ -1,16 +1,24 @@
 // Sluice's delivery rate from a backlog: stores N messages routed to one webhooks destination while
 // the engine is stopped, then starts the engine and times until every delivery is recorded as
 // delivered. Prints JSON on stdout.
-//   node bench/lib/drain-backlog.ts <receiverUrl> <count> <concurrency> [metrics on|off]
+//   node bench/lib/drain-backlog.ts <receiverUrl> <count> <concurrency> [metrics on|off] [classic|mapped|<batch size>]
+// `mapped` gives the destination a subscription every backlog call matches and a 10-field mapping
+// (bench/lib/mapped-settings.ts): what they cost delivery, against `classic` (neither). A number makes
+// the destination batch (settings.batching: that many messages per request).
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createSluice, loadConfig } from '@sluice/server'
 import { backlogMessages } from './backlog-messages.ts'
+import { MAPPED_SETTINGS } from './mapped-settings.ts'
 import { measureThreadCpu } from './thread-cpu.ts'
 
 const round1 = (value: number) => Math.round(value * 10) / 10
-const [url = '', countArg = '10000', concurrencyArg = '32', metricsArg = 'on'] = process.argv.slice(2)
+const [url = '', countArg = '10000', concurrencyArg = '32', metricsArg = 'on', settingsArg = 'classic'] =
+  process.argv.slice(2)
+const batching = /^\d+$/.test(settingsArg)
+  ? { batching: { maxEvents: Number(settingsArg), maxBytes: 512_000, maxWaitMs: 1_000 } }
+  : {}
 const count = Number(countArg)
 const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-drain-'))
 const sluice = await createSluice({
@@ -29,7 +37,12 @@ const destination = await store.createDestination({
   type: 'webhooks',
   enabled: true,
   sourceIds: [source.id],
-  settings: { webhooks: [{ url, headers: {} }], sharedSecret: 'bench-secret' },
+  settings: {
+    webhooks: [{ url, headers: {} }],
+    sharedSecret: 'bench-secret',
+    ...(settingsArg === 'mapped' ? MAPPED_SETTINGS : {}),
+    ...batching,
+  },
 })
 const now = Date.now()
 for (let offset = 0; offset < count; offset += 1_000) {
@@ -52,7 +65,10 @@ let delivered = 0
 while (delivered < count) {
   const elapsed = performance.now() - started
   const remainingMs = delivered > 0 ? ((count - delivered) * elapsed) / delivered : 0
-  await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, Math.max(50, remainingMs / 2))))
+  // Batches are recorded a hundred deliveries at a time: an estimate from the first few would wait
+  // far past the end, so a batching drain polls every 50 ms throughout.
+  const waitMs = !('batching' in batching) ? Math.min(2_000, Math.max(50, remainingMs / 2)) : 50
+  await new Promise((resolve) => setTimeout(resolve, waitMs))
   delivered = await store.countDeliveries({ destinationId: destination.id, status: 'delivered' })
 }
 const seconds = (performance.now() - started) / 1000

@@ -3,13 +3,16 @@
 // data problems (a scenario that lost or duplicated data fails the suite; a figure short of its goal
 // does not).
 import type { BacklogResult } from '../backlog.ts'
+import type { BatchingResult } from '../batching.ts'
 import type { ClientResult } from '../client.ts'
 import type { DeliverResult } from '../deliver.ts'
+import type { FootprintResult } from '../footprint.ts'
 import type { IngestResult } from '../ingest.ts'
 import type { IsolationResult } from '../isolation.ts'
 import type { PostgresResult } from '../postgres.ts'
 import type { PrivacyResult } from '../privacy.ts'
 import type { ProfilesResult } from '../profiles.ts'
+import type { SubscriptionsResult } from '../subscriptions.ts'
 
 export interface Figure {
   figure: string
@@ -73,6 +76,17 @@ const num = (value: unknown): number | null =>
   typeof value === 'number' && Number.isFinite(value) ? value : null
 const ratioOf = (a: number | null, b: number | null): number | null =>
   a === null || b === null || b === 0 ? null : a / b
+
+/** "median of 3 rounds, 0.41–0.47": a within-round ratio's spread, as a scenario stores it. */
+function spreadText(
+  spread:
+    | { median?: number | null; min?: number | null; max?: number | null; rounds?: number | null }
+    | undefined,
+): string {
+  const [min, max] = [num(spread?.min), num(spread?.max)]
+  if (min === null || max === null) return 'spread not measured'
+  return `median of ${spread?.rounds ?? '?'} rotated round(s), ${min.toFixed(2)}–${max.toFixed(2)}`
+}
 
 /** A figure's goal: its text in the table and whether the measured figure meets it. */
 type Goal = (measured: { value: number | null; unit: string; ratio: number | null }) => {
@@ -166,17 +180,37 @@ const ingest = scenario<IngestResult>({
     const errors =
       (r.sluice?.synchronousFull?.errors ?? 0) +
       (r.sluice?.synchronousNormal?.errors ?? 0) +
-      (r.sluice?.metricsOff?.errors ?? 0)
+      (r.sluice?.metricsOff?.errors ?? 0) +
+      (r.floor?.errors ?? 0)
     if (errors > 0) problems.push(`${errors} /v1/batch requests were not answered 200`)
     const cpu = r.cpuPerRequestUs?.sluice
     const perRequest = r.load?.eventsPerRequest ?? 20
     return {
       figures: [
         figure(
-          `Durable events/s through /v1/batch, ${perRequest} events/request (SQLite synchronous=FULL)`,
+          `Durable events/s through /v1/batch, ${perRequest} events/request (SQLite synchronous=FULL), against the bare durable ingest (no Sluice code, fsynced group commits; ${spreadText(r.ratios?.sluiceToFloor)})`,
           full,
           'events/s',
-          { baseline: base, goal: ratioAtLeast(0.5) },
+          {
+            baseline: {
+              name: 'bare durable ingest floor, same rounds',
+              value: num(r.floor?.eventsPerSecond),
+            },
+            ratio: num(r.floorRatio),
+            goal: ratioAtLeast(0.5),
+          },
+        ),
+        figure(
+          `The same against the no-op server (${spreadText(r.ratios?.sluiceToNoop)})`,
+          full,
+          'events/s',
+          { baseline: base, ratio: num(r.ratio) },
+        ),
+        figure(
+          `The bare durable ingest floor itself (${spreadText(r.ratios?.floorToNoop)})`,
+          num(r.floor?.eventsPerSecond),
+          'events/s',
+          { baseline: base, ratio: num(r.ratios?.floorToNoop?.median) },
         ),
         metricsCost('Ingest events/s', full, num(r.sluice?.metricsOff?.eventsPerSecond), 'events/s', r),
         figure('The same with SQLite synchronous=NORMAL (not durable on power loss)', normal, 'events/s', {
@@ -189,6 +223,12 @@ const ingest = scenario<IngestResult>({
           r.cpuPerRequestUs?.baseline?.server,
         ),
         cpuAgainst(
+          `CPU per request of the bare durable floor (main ${r.cpuPerRequestUs?.floor?.serverMainThread ?? '—'} µs, store ${r.cpuPerRequestUs?.floor?.serverStoreThread ?? '—'} µs) against Sluice's: the steadier view of the goal's ratio on a busy machine`,
+          r.cpuPerRequestUs?.floor?.server,
+          "Sluice's, same round",
+          cpu?.server,
+        ),
+        cpuAgainst(
           `Floor: storing a request's ${perRequest} calls alone (SqliteStore.ingest, fsynced; no HTTP, parsing or profiles), CPU`,
           r.budget?.storeFloorUsPerRequest,
           'the most Sluice may spend a request for ratio 0.5 (2 × no-op server + its load generator)',
@@ -196,6 +236,35 @@ const ingest = scenario<IngestResult>({
         ),
       ],
       problems,
+    }
+  },
+})
+
+const footprint = scenario<FootprintResult>({
+  id: 'footprint',
+  title: 'Start-up and footprint',
+  script: 'footprint.ts',
+  result: 'footprint',
+  timeoutMs: (quick) => (quick ? 60_000 : 120_000),
+  summarize(r) {
+    const range = (s: Stored<FootprintResult['startupMs']> | undefined) =>
+      `median of ${s?.rounds ?? '?'} rounds, ${s?.min ?? '?'}–${s?.max ?? '?'}`
+    return {
+      figures: [
+        figure(
+          `Start-up of the embedded default: \`sluice start\` on a fresh data dir to /readyz 200 (${range(r.startupMs)})`,
+          num(r.startupMs?.median),
+          'ms',
+          { goal: atMost(1_500) },
+        ),
+        figure(
+          `Resident memory of the idle process, ${num(r.idleMs) === null ? '?' : (r.idleMs ?? 0) / 1000} s after start-up (${range(r.idleRssMb)})`,
+          num(r.idleRssMb?.median),
+          'MB',
+          { goal: atMost(120) },
+        ),
+      ],
+      problems: [],
     }
   },
 })
@@ -548,13 +617,90 @@ const profiles = scenario<ProfilesResult>({
   },
 })
 
+const subscriptions = scenario<SubscriptionsResult>({
+  id: 'subscriptions',
+  title: 'Subscriptions, filters and mappings',
+  script: 'subscriptions.ts',
+  result: 'subscriptions',
+  timeoutMs: (quick) => (quick ? 120_000 : 600_000),
+  summarize(r) {
+    const problems: string[] = []
+    if ((r.ingest?.gatedDeliveries ?? 0) > 0) {
+      problems.push(`${r.ingest?.gatedDeliveries} deliveries created for subscriptions that match nothing`)
+    }
+    if (r.dryRun && r.dryRun.scanned !== r.dryRun.calls) {
+      problems.push(`the dry run scanned ${r.dryRun.scanned} calls, not ${r.dryRun.calls}`)
+    }
+    const classic = r.delivery?.classic ?? []
+    const mapped = r.delivery?.mapped ?? []
+    const middle = (rates: typeof classic) => num(rates[Math.floor(rates.length / 2)]?.perSecond)
+    return {
+      figures: [
+        figure('Deliveries/s with a subscription and a 10-field mapping', middle(mapped), 'deliveries/s', {
+          baseline: { name: 'neither set, same run (ABBA pairs)', value: middle(classic) },
+          ratio: num(r.delivery?.ratio),
+          goal: ratioAtLeast(0.9),
+        }),
+        figure(
+          `Ingest events/s with ${r.ingest?.destinations ?? 20} destinations whose subscriptions match nothing`,
+          num(r.ingest?.gatedEventsPerSecond),
+          'events/s',
+          {
+            baseline: {
+              name: 'no destination connected, same run',
+              value: num(r.ingest?.noneEventsPerSecond),
+            },
+            ratio: num(r.ingest?.ratio),
+            goal: ratioAtLeast(0.97),
+          },
+        ),
+        figure(
+          `Dry run over ${(r.dryRun?.calls ?? 10_000).toLocaleString('en')} stored calls (subscription, 2 filters, 10-field mapping)`,
+          num(r.dryRun?.medianMs),
+          'ms',
+          { goal: atMost(2_000) },
+        ),
+      ],
+      problems,
+    }
+  },
+})
+
+const batching = scenario<BatchingResult>({
+  id: 'batching',
+  title: 'Batching',
+  script: 'batching.ts',
+  result: 'batching',
+  timeoutMs: (quick) => (quick ? 60_000 : 400_000),
+  summarize(r) {
+    return {
+      figures: [
+        figure(
+          `Messages delivered/s from a ${(r.backlog ?? 0).toLocaleString('en')} backlog, batches of ${r.batchSize ?? 100} per request (median of ${r.roundRatios?.length ?? 0} alternating rounds)`,
+          num(r.batched?.perSecond),
+          'messages/s',
+          {
+            baseline: { name: 'one message per request, same run', value: num(r.classic?.perSecond) },
+            ratio: num(r.ratio),
+            goal: ratioAtLeast(5),
+          },
+        ),
+      ],
+      problems: [],
+    }
+  },
+})
+
 export const SCENARIOS: Scenario[] = [
   ingest,
+  footprint,
   deliver,
+  batching,
   isolation,
   backlog,
   client,
   postgres,
   privacy,
   profiles,
+  subscriptions,
 ]

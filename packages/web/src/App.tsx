@@ -32,6 +32,7 @@ const AudienceView = lazy(() =>
 )
 
 const Profiles = lazy(() => import('./pages/Profiles.tsx').then((module) => ({ default: module.Profiles })))
+const Settings = lazy(() => import('./pages/Settings.tsx').then((module) => ({ default: module.Settings })))
 
 const NAV = [
   { to: '/sources', label: 'Sources' },
@@ -40,6 +41,7 @@ const NAV = [
   { to: '/privacy', label: 'Privacy' },
   { to: '/audiences', label: 'Audiences' },
   { to: '/profiles', label: 'Profiles' },
+  { to: '/settings', label: 'Settings' },
 ]
 
 export function App() {
@@ -130,6 +132,8 @@ function Page({ path }: { path: string }) {
       return id ? <AudienceView id={id} /> : <Audiences />
     case 'profiles':
       return <Profiles />
+    case 'settings':
+      return <Settings />
     case 'access':
       return <Access />
     default:

@@ -30,6 +30,7 @@ import type {
   listComputedTraitsSchema,
   updateComputedTraitSchema,
 } from '../manage/computed-trait-schemas.ts'
+import type { exportConfigSchema, planConfigSchema } from '../manage/config-schemas.ts'
 import type {
   destinationSeriesSchema,
   listDeliveriesSchema,
@@ -41,6 +42,7 @@ import type {
   listDestinationsSchema,
   updateDestinationSchema,
 } from '../manage/destination-schemas.ts'
+import type { dryRunSchema, savedDryRunSchema } from '../manage/dry-run-schemas.ts'
 import type {
   findProfileSchema,
   listProfileEventsSchema,
@@ -70,6 +72,12 @@ export type {
 export { COMPUTED_TRAIT_KINDS, WHERE_OPERATORS } from '../domain/computed-traits.ts'
 export type { DeliveryStatus } from '../domain/deliveries.ts'
 export { DELIVERY_STATUSES } from '../domain/deliveries.ts'
+export type {
+  DestinationFilter,
+  FilterAction,
+  WebhookMethod,
+} from '../domain/destinations.ts'
+export { FILTER_ACTIONS, WEBHOOK_METHODS } from '../domain/destinations.ts'
 export type { MessageType, StoredMessageType } from '../domain/messages.ts'
 export { MESSAGE_TYPES } from '../domain/messages.ts'
 export type { RegulationStatus, RegulationType } from '../domain/regulations.ts'
@@ -89,7 +97,11 @@ export type {
   DeliveryStatsView as DeliveryStats,
   DeliveryView as Delivery,
 } from '../manage/delivery-schemas.ts'
-export type { DestinationView as Destination } from '../manage/destination-schemas.ts'
+export type {
+  DeliveryPolicySettingsView as DeliveryPolicySettings,
+  DestinationView as Destination,
+} from '../manage/destination-schemas.ts'
+export type { DryRunView as DryRunAnswer } from '../manage/dry-run-schemas.ts'
 export type {
   ProfileEventView as ProfileEvent,
   ProfileIdentitiesView as ProfileIdentities,
@@ -140,6 +152,10 @@ export type ComputedTraitList = Answer<typeof listComputedTraitsSchema>
 export type ProfileEventPage = Answer<typeof listProfileEventsSchema>
 export type AudienceMembersPage = Answer<typeof listAudienceMembersSchema>
 export type ProfileSearchAnswer = Answer<typeof searchProfilesSchema>
+/** GET /config: the configuration document (its own schema: /api/config.schema.json). */
+export type ConfigDocument = Answer<typeof exportConfigSchema>
+/** POST /config/plan and /config/apply: the changes, in document order. */
+export type ConfigChanges = Answer<typeof planConfigSchema>
 
 // --- What single routes take ------------------------------------------------------------------------
 /** A route's body; a property with a default may be left out. */
@@ -159,6 +175,10 @@ export type CreateSourceBody = Body<typeof createSourceSchema>
 export type UpdateSourceBody = Body<typeof updateSourceSchema>
 export type CreateDestinationBody = Body<typeof createDestinationSchema>
 export type UpdateDestinationBody = Body<typeof updateDestinationSchema>
+/** POST /destinations/dry-run: unsaved settings over the sources' recent calls. */
+export type DryRunBody = Body<typeof dryRunSchema>
+/** POST /destinations/{id}/dry-run: the window over the destination's recent calls. */
+export type SavedDryRunBody = Body<typeof savedDryRunSchema>
 export type DeliveryQuery = Query<typeof listDeliveriesSchema>
 export type ReplayQuery = Query<typeof replayDestinationSchema>
 export type SeriesQuery = Query<typeof sourceSeriesSchema>
@@ -172,3 +192,4 @@ export type ProfileQuery = Query<typeof findProfileSchema>
 export type ProfileEventQuery = Query<typeof listProfileEventsSchema>
 export type AudienceMembersQuery = Query<typeof listAudienceMembersSchema>
 export type ProfileSearchQuery = Query<typeof searchProfilesSchema>
+export type ConfigExportQuery = Query<typeof exportConfigSchema>

@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import { type Config, ConfigError } from '../config.ts'
 import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
+import { InvalidDocumentError } from '../domain/config-document.ts'
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors.ts'
 import { GroupCommit } from '../ingest/group-commit.ts'
 import { LiveCalls } from '../ingest/live-calls.ts'
@@ -14,6 +15,7 @@ import { LazyChildLogger } from '../lib/lazy-child-logger.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
 import { AccessControl } from '../manage/access-control.ts'
 import { requireAccess } from '../manage/auth.ts'
+import { configSchemaEndpoint } from '../manage/config-endpoints.ts'
 import { managementApi } from '../manage/management-api.ts'
 import { registerOpenApi } from '../manage/openapi.ts'
 import { createMetrics, type Metrics, NO_METRICS } from '../observe/metrics.ts'
@@ -80,6 +82,7 @@ export async function createSluice(
   const metrics = config.metrics
     ? createMetrics({
         backlog: () => store.deliveryBacklog(),
+        gatedCounts: () => store.gatedCounts(),
         ingestQueue: () => ({ bytes: ingestQueue.bytes, messages: ingestQueue.messages }),
       })
     : NO_METRICS
@@ -183,6 +186,11 @@ export async function createSluice(
     if (error instanceof ValidationError) {
       return reply.code(400).send(errorBody(error.code, error.message, error.field))
     }
+    // A configuration document: every problem with its pointer (the first also as `field`).
+    if (error instanceof InvalidDocumentError) {
+      const { code, message, problems } = error
+      return reply.code(400).send({ error: { code, message, field: problems[0]?.field ?? '', problems } })
+    }
     if (error instanceof UnauthenticatedError) {
       return reply.code(401).send(errorBody(error.code, error.message))
     }
@@ -245,6 +253,7 @@ export async function createSluice(
   )
 
   await registerOpenApi(app)
+  configSchemaEndpoint(app)
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }))
   const shutdown = new Shutdown()
   app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {

@@ -1,11 +1,16 @@
 #!/usr/bin/env node
 /** The `sluice` command: parses the command line and hands over to one command module. */
+// First, for its side effect: the heap limits apply while the other modules load.
+import './tune-heap.ts'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config.ts'
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts'
 import { createLogger } from '../lib/logger.ts'
 import { openStore } from '../store/open.ts'
 import { audiencesCommand } from './audiences.ts'
+import { CONFIG_USAGE, ConfigCommandError, configCommand } from './config.ts'
 import { runDemo } from './demo.ts'
 import { PRIVACY_USAGE, runPrivacy } from './privacy.ts'
 import { createSource, listSources } from './sources.ts'
@@ -24,6 +29,7 @@ ${PRIVACY_USAGE}
                          How many profiles a definition (or {definition, includeAnonymous}) holds for
                          now, with a sample of their ids; nothing is saved
   audiences show ID      One audience as JSON, with its size
+${CONFIG_USAGE}
   demo [--url URL --admin-token T]
                          Send one call of every type to a local receiver through Sluice and show
                          what arrived, signatures verified (in-process Sluice unless --url is given)
@@ -41,6 +47,10 @@ async function main(argv: string[]): Promise<number> {
       role: { type: 'string' },
       'admin-token': { type: 'string' },
       source: { type: 'string', multiple: true },
+      secrets: { type: 'boolean' },
+      prune: { type: 'boolean' },
+      yaml: { type: 'boolean' },
+      'exit-code': { type: 'boolean' },
     },
   })
   const [command, sub, ...rest] = positionals
@@ -58,6 +68,30 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig(values.role ? { ...process.env, SLUICE_ROLE: values.role } : process.env)
   if (command === 'start') return start(config)
+  if (command === 'config') {
+    if (sub !== 'export' && sub !== 'plan' && sub !== 'apply') {
+      throw new ConfigCommandError(`Unknown config command "${sub ?? ''}". Usage:\n${CONFIG_USAGE}`)
+    }
+    // A local Sluice that generated its token keeps it in its data directory.
+    const adminToken =
+      values['admin-token'] ??
+      process.env.SLUICE_ADMIN_TOKEN ??
+      (await readFile(join(config.dataDir, 'admin-token'), 'utf8').catch(() => '')).trim()
+    if (!adminToken) {
+      throw new ConfigCommandError(
+        'The config commands need the admin token: --admin-token T or SLUICE_ADMIN_TOKEN (or the admin-token file of SLUICE_DATA_DIR, where Sluice keeps the one it generated).',
+      )
+    }
+    return configCommand(sub, rest[0], {
+      baseUrl: values.url ?? process.env.SLUICE_URL ?? `http://127.0.0.1:${config.port}`,
+      adminToken,
+      secrets: values.secrets,
+      prune: values.prune,
+      yaml: values.yaml,
+      json: values.json,
+      exitCode: values['exit-code'],
+    })
+  }
   if (command === 'sources' && (sub === 'create' || sub === 'list')) {
     const logger = createLogger('silent')
     const store = await openStore(config, logger)
@@ -93,7 +127,10 @@ async function main(argv: string[]): Promise<number> {
 function describeFailure(error: unknown): unknown {
   if (error instanceof ConfigError) return `Configuration error: ${error.message}`
   const refused =
-    error instanceof ValidationError || error instanceof NotFoundError || error instanceof ConflictError
+    error instanceof ValidationError ||
+    error instanceof NotFoundError ||
+    error instanceof ConflictError ||
+    error instanceof ConfigCommandError
   return refused ? error.message : error
 }
 

@@ -9,6 +9,7 @@ import type { PrivacyStore } from '../domain/privacy-store.ts'
 import { RegulationService } from '../domain/regulation-service.ts'
 import type { Regulation, RegulationType } from '../domain/regulations.ts'
 import type { SourceStore } from '../domain/source-store.ts'
+import { thousands } from '../lib/thousands.ts'
 import { settleRegulations } from '../privacy/regulation-settling.ts'
 
 /** Messages erased per transaction, as the server's runner does. */
@@ -76,7 +77,7 @@ async function eraseWithProgress(store: PrivacyStore & SourceStore): Promise<voi
     step = await store.eraseNext(ERASE_BATCH)
   ) {
     erased += step.erased
-    if (step.erased > 0) process.stderr.write(`\rErased ${erased.toLocaleString('en')} messages…`)
+    if (step.erased > 0) process.stderr.write(`\rErased ${thousands(erased)} messages…`)
   }
   if (erased > 0) process.stderr.write('\n')
 }

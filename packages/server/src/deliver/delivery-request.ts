@@ -1,18 +1,21 @@
 /**
  * What a delivery sends, for people debugging it: the exact body bytes (the same for every attempt and
  * every URL, see deliver/shape.ts) and, per URL, the headers. They are rebuilt from the stored message
- * and the destination's current settings, which is what the next attempt or a replay would send.
+ * and the destination's current settings, which is what the next attempt or a replay would send. A
+ * delivery in a batch shows its batch's request: the array of every member's message.
  */
 
 import type { DeliveryStore } from '../domain/delivery-store.ts'
+import type { WebhookMethod } from '../domain/destinations.ts'
 import { NotFoundError } from '../domain/errors.ts'
 import { requireDelivery, requireDestination } from '../domain/lookups.ts'
 import type { MessageStore } from '../domain/message-store.ts'
 import { RESERVED_HEADER_NAMES } from '../domain/webhook-settings.ts'
-import { prepareRequest } from './fan-out.ts'
+import { prepareBatchRequest, prepareRequest } from './fan-out.ts'
 import { USER_AGENT } from './http-sender.ts'
 
 export interface DeliveryRequest {
+  method: WebhookMethod
   /** The body exactly as sent (UTF-8 JSON text). */
   body: string
   requests: {
@@ -39,13 +42,17 @@ export async function deliveryRequest(
       `The message of delivery ${deliveryId} is no longer stored (retention removed it), so its request cannot be shown.`,
     )
   }
-  const prepared = prepareRequest(message.payload, destination.settings)
+  const prepared =
+    delivery.batchId === null
+      ? prepareRequest(message.payload, destination.settings)
+      : prepareBatchRequest(await store.batchPayloads(delivery.batchId), destination.settings)
   const sluiceHeaders: Record<string, string> = {
     'User-Agent': USER_AGENT,
     'Content-Type': 'application/json',
   }
   if (prepared.signature !== undefined) sluiceHeaders['X-Signature'] = prepared.signature
   return {
+    method: prepared.method,
     body: prepared.body.toString('utf8'),
     requests: destination.settings.webhooks.map(({ url, headers }) => ({
       url,

@@ -14,16 +14,26 @@
  *   delivery is claimed again. Outcomes are written as soon as requests settle (group commits, see
  *   `recordOutcome`), so after `kill -9` only deliveries whose success was not yet recorded are sent
  *   again.
+ * - Batching: a destination with `settings.batching` sends batches instead (batching.ts decides which
+ *   messages go together); they share the destination's slots and the bound on unrecorded outcomes, counted in
+ *   requests: after `kill -9`, at most 2 × concurrency batches per destination are sent again.
  */
 
-import type { ClaimedDelivery, DeliveryOutcome, DeliveryStore } from '../domain/delivery-store.ts'
+import type {
+  BatchOutcome,
+  ClaimedBatch,
+  ClaimedDelivery,
+  DeliveryOutcome,
+  DeliveryStore,
+} from '../domain/delivery-store.ts'
 import type { Destination } from '../domain/destinations.ts'
 import type { Logger } from '../lib/logger.ts'
 import { type DestinationCounters, type Metrics, NO_METRICS } from '../observe/metrics.ts'
 import { NO_TRACING, type Tracing } from '../observe/tracing.ts'
 import type { StoreWatch } from '../store/store.ts'
+import { candidateLimit, planBatches } from './batching.ts'
 import { decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
-import { prepareRequest, sendToOpenUrls } from './fan-out.ts'
+import { prepareBatchRequest, prepareRequest, sendToOpenUrls } from './fan-out.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import type { RetrySettings } from './retry-policy.ts'
 
@@ -49,6 +59,14 @@ export interface DeliveryEngineOptions {
   tracing?: Tracing
 }
 
+/**
+ * A look at a batching destination's due messages that formed no batch is not repeated for this long
+ * (unless the leftovers' wait ends first): every new message wakes the engine, and reading and measuring
+ * up to four batches' worth of messages on each wake would cost more than the batching saves. So a batch
+ * that fills goes out within this long.
+ */
+const BATCH_LOOK_INTERVAL_MS = 50
+
 /** How long the first outcome after a quiet spell waits for others to share its commit. */
 const OUTCOME_GROUPING_MS = 5
 
@@ -58,6 +76,16 @@ interface DestinationSlot {
   inFlight: number
   /** Claimed (leased) and not yet sent; at most `concurrency` long. */
   ready: ClaimedDelivery[]
+  /** Claimed batches not yet sent (batching destinations, and any with batches still open). */
+  readyBatches: ClaimedBatch[]
+  /** Batches are claimed for it: it batches, or has batches left from when it did. */
+  sendsBatches: boolean
+  /** Its due messages are looked at again no sooner than this (a look that formed nothing). */
+  nextLookAt: number
+  /** When the messages left over at the last look must go; null when none were. */
+  flushAt: number | null
+  /** A wake came before `nextLookAt`: new messages may be waiting for a look. */
+  lookSkipped: boolean
   /** Settled, outcome not yet committed. Capped with inFlight so a crash can re-send at most 2 × concurrency. */
   unrecorded: number
   claiming: boolean
@@ -91,6 +119,9 @@ export class DeliveryEngine {
   private sending = 0
   private allSent: (() => void) | null = null
   private pendingOutcomes: { outcome: DeliveryOutcome; slot: DestinationSlot }[] = []
+  private pendingBatchOutcomes: { outcome: BatchOutcome; slot: DestinationSlot }[] = []
+  /** The batch outcomes' commit loop, while it runs. */
+  private recordingBatches: Promise<void> | null = null
   /** The commit loop, while it runs. */
   private recording: Promise<void> | null = null
   private groupTimer: NodeJS.Timeout | undefined
@@ -161,6 +192,16 @@ export class DeliveryEngine {
     const unsent = [...this.slots.values()].flatMap((slot) =>
       slot.ready.splice(0).map((delivery) => delivery.id),
     )
+    const unsentBatches = [...this.slots.values()].flatMap((slot) =>
+      slot.readyBatches.splice(0).map((batch) => batch.id),
+    )
+    if (unsentBatches.length > 0)
+      await this.store.releaseBatchClaims(unsentBatches).catch((error: unknown) => {
+        this.logger.warn(
+          { err: error },
+          'releasing unsent batches failed; they return when their lease runs out',
+        )
+      })
     await this.store.releaseClaims(unsent).catch((error: unknown) => {
       this.logger.warn(
         { err: error },
@@ -173,6 +214,7 @@ export class DeliveryEngine {
       })
     }
     await this.flushOutcomes()
+    await this.recordingBatches
   }
 
   /** Sends a sample message to every URL of a destination, outside the delivery records. */
@@ -201,7 +243,7 @@ export class DeliveryEngine {
         let nextDue: number | null = null
         for (const slot of this.slots.values()) {
           if (!this.running) return
-          const due = await this.fill(slot)
+          const due = await this.fillAlone(slot)
           if (due !== null && (nextDue === null || due < nextDue)) nextDue = due
         }
         this.scheduleTimer(nextDue)
@@ -221,6 +263,7 @@ export class DeliveryEngine {
     if (now - this.destinationsLoadedAt < this.pollIntervalMs && this.slots.size > 0) return
     this.destinationsLoadedAt = now
     const enabled = (await this.store.listDestinations()).filter((d) => d.enabled)
+    const withOpenBatches = new Set(await this.store.destinationsWithOpenBatches())
     const ids = new Set(enabled.map((d) => d.id))
     for (const [id, slot] of this.slots) {
       if (ids.has(id)) continue
@@ -228,19 +271,48 @@ export class DeliveryEngine {
       this.slots.delete(id)
       const unsent = slot.ready.splice(0).map((delivery) => delivery.id)
       if (unsent.length > 0) await this.store.releaseClaims(unsent)
+      const unsentBatches = slot.readyBatches.splice(0).map((batch) => batch.id)
+      if (unsentBatches.length > 0) await this.store.releaseBatchClaims(unsentBatches)
     }
     for (const destination of enabled) {
+      const sendsBatches = destination.settings.batching !== undefined || withOpenBatches.has(destination.id)
       const slot = this.slots.get(destination.id)
-      if (slot) slot.destination = destination
-      else
+      if (slot) {
+        slot.destination = destination
+        slot.sendsBatches = sendsBatches || slot.readyBatches.length > 0
+        // It started batching: messages claimed to go alone go back, to be batched at once.
+        if (destination.settings.batching !== undefined && slot.ready.length > 0)
+          await this.store.releaseClaims(slot.ready.splice(0).map((delivery) => delivery.id))
+      } else
         this.slots.set(destination.id, {
           destination,
           counters: this.metrics.destination(destination.id),
           inFlight: 0,
           ready: [],
+          readyBatches: [],
+          sendsBatches,
+          nextLookAt: 0,
+          flushAt: null,
+          lookSkipped: false,
           unrecorded: 0,
           claiming: false,
         })
+    }
+  }
+
+  /**
+   * `fill`, for one destination alone: a destination whose claim fails is tried again after the poll
+   * interval, and the destinations after it are claimed for all the same.
+   */
+  private async fillAlone(slot: DestinationSlot): Promise<number | null> {
+    try {
+      return await this.fill(slot)
+    } catch (error) {
+      this.logger.error(
+        { err: error, destinationId: slot.destination.id },
+        'delivery engine: claiming failed; retrying shortly',
+      )
+      return Date.now() + this.pollIntervalMs
     }
   }
 
@@ -251,6 +323,15 @@ export class DeliveryEngine {
    * Returns when the destination's next retry is due, if it has nothing to do now.
    */
   private async fill(slot: DestinationSlot): Promise<number | null> {
+    const batchesDue = slot.sendsBatches ? await this.fillBatches(slot) : null
+    // A batching destination's messages all go in batches: none is claimed alone.
+    if (slot.destination.settings.batching !== undefined) return batchesDue
+    const due = await this.fillSingles(slot)
+    return earliest(due, batchesDue)
+  }
+
+  /** `fill` for messages sent one per request. */
+  private async fillSingles(slot: DestinationSlot): Promise<number | null> {
     this.startReady(slot)
     const want = this.claimWanted(slot)
     if (want === 0) return null
@@ -273,8 +354,136 @@ export class DeliveryEngine {
    * request finishes); 0 while a claim for it is in progress.
    */
   private claimWanted(slot: DestinationSlot): number {
+    if (slot.destination.settings.batching !== undefined) return 0
     const want = 2 * this.concurrency - slot.inFlight - slot.ready.length
     return slot.claiming || !this.running || want < Math.ceil(this.concurrency / 2) ? 0 : want
+  }
+
+  /**
+   * Keeps a batching destination's slots busy: forms batches of its due messages (full ones, and the
+   * rest once its oldest waited `maxWaitMs`), claims due batches and starts them. Returns when it
+   * next has something to do (a retry, or the rest's wait running out), if it has nothing now.
+   */
+  private async fillBatches(slot: DestinationSlot): Promise<number | null> {
+    this.startReadyBatches(slot)
+    if (slot.claiming || !this.running) return null
+    slot.claiming = true
+    try {
+      const id = slot.destination.id
+      const now = Date.now()
+      const { batching } = slot.destination.settings
+      if (batching !== undefined) {
+        if (now >= Math.min(slot.nextLookAt, slot.flushAt ?? Number.POSITIVE_INFINITY)) {
+          const limit = candidateLimit(batching)
+          const candidates = await this.store.batchCandidates(id, limit, now)
+          const plan = planBatches(candidates, batching, now, slot.destination.settings)
+          slot.flushAt = plan.flushAt
+          // Leftovers and nothing formed: not again for a while. Otherwise the next wake looks.
+          slot.nextLookAt =
+            plan.groups.length === 0 && plan.flushAt !== null ? now + BATCH_LOOK_INTERVAL_MS : 0
+          slot.lookSkipped = false
+          if (plan.groups.length > 0) await this.store.formBatches(id, plan.groups, now)
+          if (candidates.length === limit) this.pumpAgain = true
+        } else slot.lookSkipped = true // new messages woke it: look once the interval is over
+      }
+      const flushAt = earliest(slot.flushAt, slot.lookSkipped ? slot.nextLookAt : null)
+      const want = 2 * this.concurrency - slot.inFlight - slot.readyBatches.length
+      let claimed: ClaimedBatch[] = []
+      if (want > 0) {
+        claimed = await this.store.claimBatches(id, want, now, this.leaseMs)
+        if (!this.running || !this.slots.has(id)) {
+          await this.store.releaseBatchClaims(claimed.map((batch) => batch.id))
+          return null
+        }
+        slot.readyBatches.push(...claimed)
+        this.startReadyBatches(slot)
+        if (claimed.length === want) this.pumpAgain = true
+      }
+      if (claimed.length > 0 || slot.inFlight > 0 || slot.readyBatches.length > 0) return flushAt
+      return earliest(await this.store.nextBatchDueAt(id, now), flushAt)
+    } finally {
+      slot.claiming = false
+    }
+  }
+
+  /** Starts claimed batches while the destination has free slots (the same bound as `startReady`). */
+  private startReadyBatches(slot: DestinationSlot): void {
+    while (
+      this.running &&
+      slot.inFlight < this.concurrency &&
+      slot.inFlight + slot.unrecorded < 2 * this.concurrency &&
+      slot.readyBatches.length > 0
+    ) {
+      void this.deliverBatch(slot, slot.readyBatches.shift()!)
+    }
+  }
+
+  /** Never rejects: every failure becomes a recorded outcome of the whole batch. */
+  private async deliverBatch(slot: DestinationSlot, batch: ClaimedBatch): Promise<void> {
+    slot.inFlight++
+    this.sending++
+    const { destination } = slot
+    try {
+      // Members erased meanwhile are not sent; their rows went with the erasure.
+      const members = batch.members.filter((member) => !this.isWithdrawn(member))
+      if (members.length === 0) return
+      const request = prepareBatchRequest(
+        members.map((member) => member.payload),
+        destination.settings,
+      )
+      const startedAt = performance.now()
+      const results = await sendToOpenUrls(this.sender, destination.settings, request, batch.closedUrls)
+      const { outcome, deadLetterReason } = decideOutcome(
+        batch,
+        destination.settings,
+        results,
+        Date.now(),
+        this.retry,
+      )
+      slot.counters.attempted((performance.now() - startedAt) / 1000, outcome, members.length)
+      if (deadLetterReason !== undefined) {
+        this.logger.warn(
+          { batchId: batch.id, destinationId: destination.id, reason: deadLetterReason },
+          'batch dead-lettered',
+        )
+      }
+      this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id })
+    } catch (error) {
+      this.logger.error({ err: error, batchId: batch.id }, 'batch could not be prepared')
+      const outcome = invalidMessageOutcome(batch, destination.settings, error, Date.now())
+      this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id })
+    } finally {
+      slot.inFlight--
+      if (--this.sending === 0) this.allSent?.()
+      this.startReadyBatches(slot)
+      this.wake()
+    }
+  }
+
+  /** Batch outcomes share commits as delivery outcomes do: those settling during a commit go in the next. */
+  private recordBatchOutcome(slot: DestinationSlot, outcome: BatchOutcome): void {
+    slot.unrecorded++
+    this.pendingBatchOutcomes.push({ outcome, slot })
+    this.recordingBatches ??= this.commitBatchOutcomes()
+  }
+
+  private async commitBatchOutcomes(): Promise<void> {
+    while (this.pendingBatchOutcomes.length > 0) {
+      const group = this.pendingBatchOutcomes
+      this.pendingBatchOutcomes = []
+      try {
+        const startedAt = performance.now()
+        await this.store.recordBatchOutcomes(group.map((item) => item.outcome))
+        this.metrics.committed('outcomes', (performance.now() - startedAt) / 1000, group.length)
+      } catch (error) {
+        // The leases run out and these batches are attempted again: at-least-once holds.
+        this.logger.error({ err: error, count: group.length }, 'recording batch outcomes failed')
+      }
+      for (const { slot } of group) slot.unrecorded--
+      for (const slot of new Set(group.map((item) => item.slot))) this.startReadyBatches(slot)
+      this.wake()
+    }
+    this.recordingBatches = null
   }
 
   /**
@@ -413,8 +622,9 @@ export class DeliveryEngine {
           await this.claimed(slot, claimed[i] ?? [], want)
         }
       } catch (error) {
+        if (outcomes.length > 1) await this.recordAlone(outcomes)
         // The leases run out and these deliveries are attempted again: at-least-once holds.
-        this.logger.error({ err: error, count: outcomes.length }, 'recording delivery outcomes failed')
+        else this.logger.error({ err: error, count: outcomes.length }, 'recording delivery outcomes failed')
       } finally {
         for (const { slot } of claiming) slot.claiming = false
       }
@@ -424,6 +634,24 @@ export class DeliveryEngine {
       this.wake()
     }
     this.recording = null
+  }
+
+  /**
+   * Records outcomes one by one, after a commit of them together failed: one the store refuses must not
+   * take the others with it (they would be sent again when their leases ran out).
+   */
+  private async recordAlone(outcomes: DeliveryOutcome[]): Promise<void> {
+    for (const outcome of outcomes) {
+      try {
+        await this.store.recordOutcomes([outcome], [])
+      } catch (error) {
+        // Its lease runs out and it is attempted again: at-least-once holds.
+        this.logger.error(
+          { err: error, deliveryId: outcome.deliveryId },
+          'recording a delivery outcome failed',
+        )
+      }
+    }
   }
 
   /**
@@ -444,4 +672,9 @@ export class DeliveryEngine {
     }, at - now)
     this.timer.unref()
   }
+}
+
+/** The earlier of two optional times. */
+function earliest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b)
 }

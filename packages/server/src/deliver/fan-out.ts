@@ -3,7 +3,9 @@
  * the same bytes are POSTed to every URL still open, in parallel (a retry sends exactly what the
  * first attempt signed). What the results mean is decided in delivery-outcome.ts.
  */
-import type { WebhooksSettings } from '../domain/destinations.ts'
+import type { WebhookMethod, WebhooksSettings } from '../domain/destinations.ts'
+import { applyMapping } from '../lib/mapping-language.ts'
+import { editedCall } from '../route/gates.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import { serializeMessage, shapeMessage } from './shape.ts'
 import { signBody, signingKey } from './signing.ts'
@@ -12,17 +14,61 @@ export interface PreparedRequest {
   /** The exact bytes sent, and signed. */
   body: Buffer
   signature: string | undefined
+  method: WebhookMethod
 }
 
-/** Shapes and serializes a stored message once; throws when it cannot be shaped. */
+/**
+ * The body a destination gets for a stored message: the call as its field rules leave it, then its
+ * mapping's result, or the documented shape when it has no mapping. Throws when the message cannot be
+ * shaped or the mapping fails on it (the delivery engine then fails that delivery alone, with the reason).
+ */
+export function deliveredBody(payload: Record<string, unknown>, settings: WebhooksSettings): Buffer {
+  const call = editedCall(settings, payload)
+  if (settings.mapping === undefined) return serializeMessage(shapeMessage(call))
+  return Buffer.from(JSON.stringify(applyMapping(settings.mapping, call)), 'utf8')
+}
+
+/** Shapes (or maps) and serializes a stored message once; throws when that fails. */
 export function prepareRequest(
   payload: Record<string, unknown>,
   settings: WebhooksSettings,
 ): PreparedRequest {
-  const body = serializeMessage(shapeMessage(payload))
+  const body = deliveredBody(payload, settings)
   const secret = settings.sharedSecret
-  return { body, signature: secret ? signBody(body, signingKey(secret)) : undefined }
+  return {
+    body,
+    signature: secret ? signBody(body, signingKey(secret)) : undefined,
+    method: settings.method ?? 'POST',
+  }
 }
+
+/**
+ * A batch's request: its members' bodies (each shaped, or mapped, as it would go alone) as one JSON
+ * array, in member order, signed over the whole array, with the destination's method. Throws when a
+ * member cannot be shaped or mapped.
+ */
+export function prepareBatchRequest(
+  payloads: readonly Record<string, unknown>[],
+  settings: WebhooksSettings,
+): PreparedRequest {
+  const parts: Buffer[] = [OPEN_BRACKET]
+  for (const [i, payload] of payloads.entries()) {
+    if (i > 0) parts.push(COMMA)
+    parts.push(deliveredBody(payload, settings))
+  }
+  parts.push(CLOSE_BRACKET)
+  const body = Buffer.concat(parts)
+  const secret = settings.sharedSecret
+  return {
+    body,
+    signature: secret ? signBody(body, signingKey(secret)) : undefined,
+    method: settings.method ?? 'POST',
+  }
+}
+
+const OPEN_BRACKET = Buffer.from('[')
+const COMMA = Buffer.from(',')
+const CLOSE_BRACKET = Buffer.from(']')
 
 /** POSTs to every configured URL not in `closedUrls`, in parallel; one result per URL. */
 export function sendToOpenUrls(
@@ -39,6 +85,7 @@ export function sendToOpenUrls(
         headers: webhook.headers,
         body: request.body,
         signature: request.signature,
+        method: request.method,
       }),
     ),
   )

@@ -73,6 +73,8 @@ export interface SendRequest {
   body: Buffer
   /** The `X-Signature` value, when the destination has a shared secret. */
   signature?: string | undefined
+  /** Default `POST`. */
+  method?: 'POST' | 'PUT' | 'PATCH'
 }
 
 export interface AttemptResult {
@@ -166,7 +168,13 @@ export class WebhookSender {
       this.#deadlines.awaitingHeaders.add(handler, started)
       // Never throws: undici reports invalid options to the handler's onResponseError.
       this.#agent.dispatch(
-        { origin: target.origin, path: target.path, method: 'POST', headers, body: request.body },
+        {
+          origin: target.origin,
+          path: target.path,
+          method: request.method ?? 'POST',
+          headers,
+          body: request.body,
+        },
         handler,
       )
     })

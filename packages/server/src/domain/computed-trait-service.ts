@@ -53,7 +53,7 @@ function optional<K extends string, V>(key: K, value: V | null): { [P in K]?: V 
 }
 
 /** A definition checked (the kind's property, the where list, the window) and normalized. */
-function checkedTraitDefinition(
+export function checkedTraitDefinition(
   input: Pick<NewComputedTraitInput, 'kind' | 'event' | 'property' | 'where' | 'withinDays'>,
 ): Required<ComputedTraitPatch>['definition'] {
   if (input.kind !== 'count' && !input.property) {

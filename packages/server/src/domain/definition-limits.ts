@@ -1,4 +1,5 @@
 import { escapePointerToken } from '../lib/json-pointer.ts'
+import { thousands } from '../lib/thousands.ts'
 import { ValidationError } from './errors.ts'
 
 /**
@@ -126,6 +127,6 @@ function tooManyConditions(at: string, count: number): ValidationError {
 function tooManyNodes(at: string): ValidationError {
   return new ValidationError(
     at,
-    `The definition has more than ${MAX_DEFINITION_NODES.toLocaleString('en')} nodes (conditions, "all"/"any"/"not", where conditions, and the nodes of the audiences it refers to, each time it refers to them); this is where the count ran over. Simplify it: one "in" condition replaces many "=" conditions on the same property.`,
+    `The definition has more than ${thousands(MAX_DEFINITION_NODES)} nodes (conditions, "all"/"any"/"not", where conditions, and the nodes of the audiences it refers to, each time it refers to them); this is where the count ran over. Simplify it: one "in" condition replaces many "=" conditions on the same property.`,
   )
 }

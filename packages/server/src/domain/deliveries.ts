@@ -54,6 +54,11 @@ export interface Delivery {
   /** True when it failed because the retry window ran out. */
   deadLettered: boolean
   attemptCount: number
+  /**
+   * The batch the message is sent in (its destination batches); its status and attempts are the
+   * batch's. Null when sent alone or not yet in a batch.
+   */
+  batchId: number | null
   /** When the next attempt is due; null once final. */
   nextAttemptAt: number | null
   firstAttemptAt: number | null
@@ -75,6 +80,10 @@ export interface DeliveryStats {
   /** Over the destination's last `LATENCY_SAMPLE` attempts; null when there are none. */
   latencyP50Ms: number | null
   latencyP95Ms: number | null
+  /** Calls its subscription or a `drop` filter kept from it (no delivery was created). */
+  filtered: number
+  /** Calls a `sample` filter left out (no delivery was created). */
+  sampledOut: number
 }
 
 /** Latency percentiles are taken over this many of a destination's most recent attempts. */
@@ -89,6 +98,8 @@ export const NO_DELIVERIES_YET: Readonly<DeliveryStats> = Object.freeze({
   deadLettered: 0,
   latencyP50Ms: null,
   latencyP95Ms: null,
+  filtered: 0,
+  sampledOut: 0,
 })
 
 export function deliveryNotFound(id: number): NotFoundError {

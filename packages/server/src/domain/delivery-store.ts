@@ -62,6 +62,28 @@ export interface DeliveryOutcome {
   closedUrls: string[]
 }
 
+/** A due delivery of a batching destination that is in no batch yet: what batches are formed from. */
+export interface BatchCandidate {
+  id: number
+  /** When it became due (its creation, for a new delivery): the wait limit counts from here. */
+  dueAt: number
+  /** The stored (enriched) message. */
+  payload: Record<string, unknown>
+}
+
+/** A due batch leased to this process, with its members (oldest first) and what they need to send. */
+export interface ClaimedBatch {
+  id: number
+  destinationId: string
+  attemptCount: number
+  firstAttemptAt: number | null
+  closedUrls: string[]
+  members: ClaimedDelivery[]
+}
+
+/** The result of one attempt of a claimed batch: recorded on the batch and on every member. */
+export type BatchOutcome = Omit<DeliveryOutcome, 'deliveryId'> & { batchId: number }
+
 /** A destination's deliveries waiting to be sent (the metrics' backlog gauges). */
 export interface DestinationBacklog {
   destinationId: string
@@ -69,6 +91,13 @@ export interface DestinationBacklog {
   retrying: number
   /** When the earliest pending or retrying delivery was (or is) due; null when none waits. */
   oldestDueAt: number | null
+}
+
+/** What a destination's subscription and filters kept from it so far (every destination that has any). */
+export interface DestinationGatedCounts {
+  destinationId: string
+  filtered: number
+  sampledOut: number
 }
 
 /** Which deliveries a count covers; every one when empty. */
@@ -98,6 +127,12 @@ export type ReplayFilter =
   | { destinationId: string; status: ReplayableStatus; since?: number }
 
 export interface DeliveryStore {
+  /**
+   * Seals with the current secret key every destination's settings stored in clear or under the
+   * previous key (a rotation), each only if unchanged meanwhile; answers how many. Throws when a
+   * destination's settings were sealed with a key that is not configured. Run by `migrate`.
+   */
+  resealSecrets(): Promise<number>
   // --- destinations ---
   createDestination(input: NewDestination): Promise<Destination>
   listDestinations(): Promise<Destination[]>
@@ -125,18 +160,53 @@ export interface DeliveryStore {
   recordOutcomes(outcomes: DeliveryOutcome[], claims?: ClaimRequest[]): Promise<ClaimedDelivery[][]>
   /** Releases leases without recording anything (shutdown before sending). */
   releaseClaims(deliveryIds: number[]): Promise<void>
-  /** When the destination's earliest unleased pending or retrying delivery is due, or null. */
+  /** When the destination's earliest unleased pending or retrying delivery (in no batch) is due, or null. */
   nextDueAt(destinationId: string, now: number): Promise<number | null>
+
+  // --- batches (destinations with `settings.batching`) ---
+  /**
+   * Up to `limit` due, unleased pending or retrying deliveries of a destination that are in no batch,
+   * oldest due first. Reads only: nothing is leased.
+   */
+  batchCandidates(destinationId: string, limit: number, now: number): Promise<BatchCandidate[]>
+  /**
+   * Makes one batch of each group of delivery ids, in one transaction. A delivery joins only if it is
+   * still due, unleased and in no batch (so it is in one batch at most, whoever forms batches at the
+   * same time); a batch none joined is not kept. Members become `pending` like their new batch.
+   * Returns how many batches were made; announces `deliveries`.
+   */
+  formBatches(destinationId: string, groups: number[][], now: number): Promise<number>
+  /**
+   * Leases up to `limit` due batches of a destination until `now + leaseMs`, as `claimDeliveries`
+   * does deliveries, with their members. A batch whose members are all gone (erased) is deleted.
+   */
+  claimBatches(destinationId: string, limit: number, now: number, leaseMs: number): Promise<ClaimedBatch[]>
+  /**
+   * Records batch attempts and new states in one transaction, releasing the leases; each batch's new
+   * state is copied onto every member delivery. Announces `deliveries`.
+   */
+  recordBatchOutcomes(outcomes: BatchOutcome[]): Promise<void>
+  /** Releases batch leases without recording anything (shutdown before sending). */
+  releaseBatchClaims(batchIds: number[]): Promise<void>
+  /** When the destination's earliest unleased pending or retrying batch is due, or null. */
+  nextBatchDueAt(destinationId: string, now: number): Promise<number | null>
+  /** The stored messages of a batch's members, in the order the batch sends them. */
+  batchPayloads(batchId: number): Promise<Record<string, unknown>[]>
+  /** Destinations that have pending or retrying batches (also once they stop batching). */
+  destinationsWithOpenBatches(): Promise<string[]>
   /** Newest first. `before` is an id cursor for paging. */
   listDeliveries(destinationId: string, filter: DeliveryListFilter): Promise<Delivery[]>
   getDelivery(id: number): Promise<Delivery | null>
   /**
    * Schedules final deliveries (failed or delivered) to go out again at `now`, with a fresh retry
-   * window. Deliveries that are still pending or retrying are left alone. Returns how many were reset.
+   * window. Deliveries that are still pending or retrying are left alone. A delivery in a batch
+   * replays its whole batch (every member). Returns how many deliveries were reset.
    */
   replayDeliveries(filter: ReplayFilter, now: number): Promise<number>
   countDeliveries(filter?: DeliveryCountFilter): Promise<number>
   deliveryStats(destinationId: string): Promise<DeliveryStats>
   /** Pending and retrying counts and the earliest due time, for every destination that has any. */
   deliveryBacklog(): Promise<DestinationBacklog[]>
+  /** The filtered and sampled-out counts of every destination that has any (the metrics). */
+  gatedCounts(): Promise<DestinationGatedCounts[]>
 }

@@ -16,10 +16,47 @@ export interface WebhookEndpoint {
   headers: Record<string, string>
 }
 
+export const WEBHOOK_METHODS = ['POST', 'PUT', 'PATCH'] as const
+export type WebhookMethod = (typeof WEBHOOK_METHODS)[number]
+
+export const FILTER_ACTIONS = ['drop', 'sample', 'dropFields', 'allowFields'] as const
+export type FilterAction = (typeof FILTER_ACTIONS)[number]
+
+/** One of a destination's filters (route/filters.ts), in Segment's destination-filter vocabulary. */
+export interface DestinationFilter {
+  /** Which calls the rule applies to, in subscription syntax. Default: every call. */
+  if?: string
+  action: FilterAction
+  /** `sample`: the share of matching calls kept, 0 to 100. */
+  percent?: number
+  /** `dropFields` / `allowFields`: dot paths such as `properties.email`. */
+  fields?: string[]
+}
+
 export interface WebhooksSettings {
   webhooks: WebhookEndpoint[]
   /** Never leaves the server through the management API; `null` when unset. */
   sharedSecret: string | null
+  /** Which calls it gets, in Segment's subscription syntax (lib/subscription-language.ts). Default: every call. */
+  subscription?: string
+  /** Rules applied in order after the subscription (route/filters.ts). Default: none. */
+  filters?: DestinationFilter[]
+  /** The body, in Segment's mapping language (lib/mapping-language.ts). Default: the documented shape. */
+  mapping?: Record<string, unknown>
+  /** The HTTP method of each request. Default `POST`. */
+  method?: WebhookMethod
+  /** Several messages per request, as a JSON array; absent: one message per request. */
+  batching?: BatchingSettings
+}
+
+/** When a destination's batch is flushed: whichever limit is reached first. */
+export interface BatchingSettings {
+  /** Most messages in one request (1–1,000). */
+  maxEvents: number
+  /** Most bytes in one request body (up to 512,000); a single larger message goes alone. */
+  maxBytes: number
+  /** Longest the oldest message of an unfilled batch waits before it is sent anyway (0–60,000 ms). */
+  maxWaitMs: number
 }
 
 export interface Destination {

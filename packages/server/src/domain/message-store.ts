@@ -51,6 +51,8 @@ export interface MessageStore {
   ingest(messages: AcceptedMessage[]): Promise<IngestOutcome>
   getMessage(sourceId: string, messageId: string): Promise<StoredMessage | null>
   countMessages(sourceId?: string): Promise<number>
+  /** The newest `limit` stored calls of the sources received in [from, to), newest first. */
+  recentMessages(sourceIds: string[], limit: number, from: number, to: number): Promise<StoredMessage[]>
   /**
    * Retention: deletes messages received before `olderThan` whose deliveries are all final and which
    * profiles have consumed, with those deliveries and their attempts. Returns how many messages went.

@@ -14,7 +14,17 @@
 
 import { isJsonObject } from '../lib/json-object.ts'
 import { escapePointerToken, fieldLabel } from '../lib/json-pointer.ts'
-import type { WebhookEndpoint, WebhooksSettings } from './destinations.ts'
+import { checkMapping, MappingError } from '../lib/mapping-language.ts'
+import { checkSubscription, SubscriptionSyntaxError } from '../lib/subscription-language.ts'
+import {
+  type BatchingSettings,
+  type DestinationFilter,
+  FILTER_ACTIONS,
+  WEBHOOK_METHODS,
+  type WebhookEndpoint,
+  type WebhookMethod,
+  type WebhooksSettings,
+} from './destinations.ts'
 import { ValidationError } from './errors.ts'
 
 export const WEBHOOKS_LIMITS = {
@@ -25,6 +35,16 @@ export const WEBHOOKS_LIMITS = {
   maxHeaderNameLength: 256,
   maxHeaderValueBytes: 4096,
   maxSecretBytes: 1024,
+} as const
+
+/** The ranges of `settings.batching`. */
+/** How many filter rules a destination may have, and how many field paths (of what length) one may list. */
+export const FILTER_LIMITS = { maxFilters: 10, maxFields: 100, maxPathLength: 200 } as const
+
+export const BATCHING_LIMITS = {
+  maxEvents: { min: 1, max: 1000 },
+  maxBytes: { min: 1, max: 512_000 },
+  maxWaitMs: { min: 0, max: 60_000 },
 } as const
 
 /**
@@ -67,7 +87,15 @@ export function validateWebhooksSettings(input: unknown, current?: WebhooksSetti
       'settings must be an object such as {"webhooks": [{"url": "https://example.com/hooks"}]}.',
     )
   }
-  refuseUnknownMembers(input, field, ['webhooks', 'sharedSecret'])
+  refuseUnknownMembers(input, field, [
+    'webhooks',
+    'sharedSecret',
+    'subscription',
+    'filters',
+    'mapping',
+    'method',
+    'batching',
+  ])
 
   const webhooks =
     input.webhooks === undefined && current
@@ -77,7 +105,176 @@ export function validateWebhooksSettings(input: unknown, current?: WebhooksSetti
     input.sharedSecret === undefined
       ? (current?.sharedSecret ?? null)
       : validateSharedSecret(input.sharedSecret, `${field}/sharedSecret`)
-  return { webhooks, sharedSecret }
+  const settings: WebhooksSettings = { webhooks, sharedSecret }
+  // Each optional setting: omitted keeps the current value, null removes it. Unset ones are left out of
+  // the stored settings altogether, so a destination without them reads back exactly as before.
+  const subscription = optional(input.subscription, current?.subscription, (value) =>
+    validateSubscription(value, `${field}/subscription`),
+  )
+  if (subscription !== undefined) settings.subscription = subscription
+  const filters = optional(input.filters, current?.filters, (value) =>
+    validateFilters(value, `${field}/filters`),
+  )
+  if (filters !== undefined) settings.filters = filters
+  const mapping = optional(input.mapping, current?.mapping, (value) =>
+    validateMapping(value, `${field}/mapping`),
+  )
+  if (mapping !== undefined) settings.mapping = mapping
+  const method = optional(input.method, current?.method, (value) => validateMethod(value, `${field}/method`))
+  if (method !== undefined && method !== 'POST') settings.method = method
+  const batching =
+    input.batching === undefined ? current?.batching : validateBatching(input.batching, `${field}/batching`)
+  if (batching !== undefined) settings.batching = batching
+  return settings
+}
+
+function optional<T>(value: unknown, current: T | undefined, validate: (value: unknown) => T): T | undefined {
+  if (value === undefined) return current
+  if (value === null) return undefined
+  return validate(value)
+}
+
+/** A subscription in Segment's syntax; the error names the character position. */
+export function validateSubscription(value: unknown, field: string): string {
+  if (typeof value !== 'string') {
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} must be a string in Segment's subscription syntax, e.g. "type = "track" and event = "Order Completed"", or null to remove it.`,
+    )
+  }
+  try {
+    checkSubscription(value)
+  } catch (error) {
+    if (!(error instanceof SubscriptionSyntaxError)) throw error
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} is not valid subscription syntax. ${error.message}`,
+    )
+  }
+  return value
+}
+
+function validateFilters(value: unknown, field: string): DestinationFilter[] {
+  if (!Array.isArray(value)) {
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} must be a list of rules such as {"action": "drop", "if": "event = "Test""}, or null to remove them.`,
+    )
+  }
+  if (value.length > FILTER_LIMITS.maxFilters) {
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} has ${value.length} rules; at most ${FILTER_LIMITS.maxFilters} are allowed. Merge some with "or" in their "if".`,
+    )
+  }
+  return value.map((rule, index) => validateFilter(rule, `${field}/${index}`))
+}
+
+function validateFilter(value: unknown, field: string): DestinationFilter {
+  if (!isJsonObject(value)) {
+    throw new ValidationError(field, `${fieldLabel(field)} must be an object such as {"action": "drop"}.`)
+  }
+  refuseUnknownMembers(value, field, ['if', 'action', 'percent', 'fields'])
+  const action = value.action
+  if (typeof action !== 'string' || !(FILTER_ACTIONS as readonly string[]).includes(action)) {
+    throw new ValidationError(
+      `${field}/action`,
+      `${fieldLabel(`${field}/action`)} must be one of ${FILTER_ACTIONS.join(', ')}.`,
+    )
+  }
+  const filter: DestinationFilter = { action: action as DestinationFilter['action'] }
+  if (value.if !== undefined && value.if !== null) filter.if = validateSubscription(value.if, `${field}/if`)
+  if (action === 'sample') {
+    const percent = value.percent
+    if (typeof percent !== 'number' || !Number.isFinite(percent) || percent < 0 || percent > 100) {
+      throw new ValidationError(
+        `${field}/percent`,
+        `${fieldLabel(`${field}/percent`)} is required for "sample": the share of calls kept, a number from 0 to 100.`,
+      )
+    }
+    filter.percent = percent
+  } else if (value.percent !== undefined) {
+    throw new ValidationError(`${field}/percent`, `"percent" only applies to the "sample" action; remove it.`)
+  }
+  if (action === 'dropFields' || action === 'allowFields') {
+    filter.fields = validateFieldPaths(value.fields, `${field}/fields`)
+  } else if (value.fields !== undefined) {
+    throw new ValidationError(
+      `${field}/fields`,
+      `"fields" only applies to the "dropFields" and "allowFields" actions; remove it.`,
+    )
+  }
+  return filter
+}
+
+const FIELD_PATH = /^[^.\s]+(\.[^.\s]+)*$/
+
+function validateFieldPaths(value: unknown, field: string): string[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > FILTER_LIMITS.maxFields) {
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} must list 1 to ${FILTER_LIMITS.maxFields} dot paths such as "properties.email" or "context.ip".`,
+    )
+  }
+  return value.map((path, index) => {
+    if (typeof path !== 'string' || path.length > FILTER_LIMITS.maxPathLength || !FIELD_PATH.test(path)) {
+      throw new ValidationError(
+        `${field}/${index}`,
+        `${fieldLabel(`${field}/${index}`)} must be a dot path such as "properties.email" (no spaces, no empty segments, at most ${FILTER_LIMITS.maxPathLength} characters).`,
+      )
+    }
+    return path
+  })
+}
+
+function validateMapping(value: unknown, field: string): Record<string, unknown> {
+  try {
+    checkMapping(value)
+    return value
+  } catch (error) {
+    if (!(error instanceof MappingError)) throw error
+    const at = `${field}${error.pointer}`
+    throw new ValidationError(at, `${fieldLabel(at)}: ${error.message}`)
+  }
+}
+
+function validateMethod(value: unknown, field: string): WebhookMethod {
+  if (typeof value !== 'string' || !(WEBHOOK_METHODS as readonly string[]).includes(value)) {
+    throw new ValidationError(field, `${fieldLabel(field)} must be one of ${WEBHOOK_METHODS.join(', ')}.`)
+  }
+  return value as WebhookMethod
+}
+
+/** `null` turns batching off (one message per request again). */
+function validateBatching(value: unknown, field: string): BatchingSettings | undefined {
+  if (value === null) return undefined
+  const example = '{"maxEvents": 100, "maxBytes": 512000, "maxWaitMs": 1000}'
+  if (!isJsonObject(value)) {
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} must be an object such as ${example}, or null to send one message per request.`,
+    )
+  }
+  refuseUnknownMembers(value, field, Object.keys(BATCHING_LIMITS))
+  const limit = (name: keyof typeof BATCHING_LIMITS): number => {
+    const { min, max } = BATCHING_LIMITS[name]
+    const member = value[name]
+    const memberField = `${field}/${name}`
+    if (member === undefined) {
+      throw new ValidationError(
+        memberField,
+        `${fieldLabel(memberField)} is required: a whole number from ${min} to ${max}, as in ${example}.`,
+      )
+    }
+    if (typeof member !== 'number' || !Number.isInteger(member) || member < min || member > max) {
+      throw new ValidationError(
+        memberField,
+        `${fieldLabel(memberField)} is ${JSON.stringify(member)}; it must be a whole number from ${min} to ${max}.`,
+      )
+    }
+    return member
+  }
+  return { maxEvents: limit('maxEvents'), maxBytes: limit('maxBytes'), maxWaitMs: limit('maxWaitMs') }
 }
 
 function validateWebhooks(value: unknown, field: string): WebhookEndpoint[] {

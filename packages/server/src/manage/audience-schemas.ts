@@ -21,7 +21,8 @@ import {
 import { computationStatus, enabledSwitch } from './computed-trait-schemas.ts'
 import { profileIdentities } from './profile-schemas.ts'
 
-const definition = {
+/** An audience definition; shared with the configuration document's schema. */
+export const audienceDefinition = {
   type: 'object',
   additionalProperties: true,
   description:
@@ -62,7 +63,7 @@ const audience = {
       type: 'string',
       description: 'The snake_cased name at creation: the trait receivers get. Never changes.',
     },
-    definition,
+    definition: audienceDefinition,
     destinationIds,
     includeAnonymous,
     ...computationStatus,
@@ -91,7 +92,7 @@ export const createAudienceSchema = {
     type: 'object',
     required: ['name', 'definition'],
     additionalProperties: false,
-    properties: { name: resourceName, definition, destinationIds, includeAnonymous },
+    properties: { name: resourceName, definition: audienceDefinition, destinationIds, includeAnonymous },
   },
   response: { 201: { ...audience, description: 'The new audience.' }, ...commonErrors, 409: errorResponse },
 } as const
@@ -105,7 +106,7 @@ export const previewAudienceSchema = {
     type: 'object',
     required: ['definition'],
     additionalProperties: false,
-    properties: { definition, includeAnonymous },
+    properties: { definition: audienceDefinition, includeAnonymous },
   },
   response: {
     200: {
@@ -193,7 +194,13 @@ export const updateAudienceSchema = {
   body: {
     type: 'object',
     additionalProperties: false,
-    properties: { name: resourceName, destinationIds, enabled: enabledSwitch, definition, includeAnonymous },
+    properties: {
+      name: resourceName,
+      destinationIds,
+      enabled: enabledSwitch,
+      definition: audienceDefinition,
+      includeAnonymous,
+    },
   },
   response: { 200: { ...audience, description: 'The audience as updated.' }, ...withNotFound },
 } as const

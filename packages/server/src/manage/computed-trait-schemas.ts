@@ -56,7 +56,8 @@ export const enabledSwitch = {
     '`false` disables it (neither evaluated nor synced; its last values stay); `true` enables it again (or retries a failed one): it is computed over history again, and only values that changed since the last sent are sent.',
 } as const
 
-const definitionFields = {
+/** What a computed trait computes; shared with the configuration document's schema. */
+export const definitionFields = {
   kind: { type: 'string', enum: COMPUTED_TRAIT_KINDS },
   event: { type: 'string', minLength: 1, description: 'The track event the calls must have.' },
   property: { type: 'string', minLength: 1, description: 'Required for every kind but `count`.' },

@@ -14,6 +14,7 @@ import {
 } from '../domain/deliveries.ts'
 import { STORED_MESSAGE_TYPES } from '../domain/messages.ts'
 import { MAX_ID_LENGTH } from '../ingest/limits.ts'
+import { thousands } from '../lib/thousands.ts'
 import {
   ADMIN_SECURITY,
   errorResponse,
@@ -33,7 +34,17 @@ const RETRY_WINDOW_HOURS = DEFAULT_RETRY_SETTINGS.windowMs / 3_600_000
 /** Delivery counters of one destination; every destination view carries them too. */
 export const deliveryStatsSchema = {
   type: 'object',
-  required: ['pending', 'retrying', 'delivered', 'failed', 'deadLettered', 'latencyP50Ms', 'latencyP95Ms'],
+  required: [
+    'pending',
+    'retrying',
+    'delivered',
+    'failed',
+    'deadLettered',
+    'latencyP50Ms',
+    'latencyP95Ms',
+    'filtered',
+    'sampledOut',
+  ],
   properties: {
     pending: { type: 'integer', description: 'Deliveries not attempted yet.' },
     retrying: {
@@ -53,11 +64,20 @@ export const deliveryStatsSchema = {
     },
     latencyP50Ms: {
       type: ['number', 'null'],
-      description: `Median request latency over the destination's last ${LATENCY_SAMPLE.toLocaleString('en')} attempts; null before the first.`,
+      description: `Median request latency over the destination's last ${thousands(LATENCY_SAMPLE)} attempts; null before the first.`,
     },
     latencyP95Ms: {
       type: ['number', 'null'],
-      description: `95th percentile request latency over the last ${LATENCY_SAMPLE.toLocaleString('en')} attempts; null before the first.`,
+      description: `95th percentile request latency over the last ${thousands(LATENCY_SAMPLE)} attempts; null before the first.`,
+    },
+    filtered: {
+      type: 'integer',
+      description:
+        'Calls the subscription or a `drop` filter kept from this destination; no delivery was created.',
+    },
+    sampledOut: {
+      type: 'integer',
+      description: 'Calls a `sample` filter left out; no delivery was created.',
     },
   },
 } as const
@@ -154,6 +174,12 @@ const delivery = {
       description: 'True when it failed because retries ran out of their window; replay it to try again.',
     },
     attemptCount: { type: 'integer', description: 'Attempts made; each attempt may POST to several URLs.' },
+    batchId: {
+      type: 'integer',
+      description:
+        "The batch this message is sent in, when its destination batches: status, attempts and replays are the batch's. " +
+        'Absent when it is sent alone, or not yet put in a batch.',
+    },
     nextAttemptAt: { ...nullableTimestamp, description: 'When the next attempt is due; null once final.' },
     firstAttemptAt: { ...nullableTimestamp, description: 'When the first attempt was made; null before it.' },
     createdAt: timestamp,
@@ -260,8 +286,13 @@ export const deliveryRequestSchema = {
     200: {
       description: 'The request as sent.',
       type: 'object',
-      required: ['body', 'requests'],
+      required: ['method', 'body', 'requests'],
       properties: {
+        method: {
+          type: 'string',
+          enum: ['POST', 'PUT', 'PATCH'],
+          description: 'The HTTP method (settings.method).',
+        },
         body: { type: 'string', description: 'The JSON body, as sent and signed.' },
         requests: {
           type: 'array',

@@ -4,8 +4,15 @@
  * depth.
  */
 
-import { DESTINATION_TYPES } from '../domain/destinations.ts'
-import { RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../domain/webhook-settings.ts'
+import { DESTINATION_TYPES, FILTER_ACTIONS, WEBHOOK_METHODS } from '../domain/destinations.ts'
+import {
+  BATCHING_LIMITS,
+  FILTER_LIMITS,
+  RESERVED_HEADER_NAMES,
+  WEBHOOKS_LIMITS,
+} from '../domain/webhook-settings.ts'
+import { MAX_MAPPING_BYTES } from '../lib/mapping-language.ts'
+import { MAX_SUBSCRIPTION_LENGTH } from '../lib/subscription-language.ts'
 import {
   ADMIN_SECURITY,
   authErrors,
@@ -50,12 +57,135 @@ const webhooksInput = {
 
 const sharedSecretInput = {
   type: ['string', 'null'],
+  // Marks a secret: never shown, and a placeholder in configuration exports (config-schemas.ts).
+  writeOnly: true,
   description:
     'Write-only. When set, each request carries `X-Signature`: hex HMAC-SHA1 of the body with this key. ' +
     'Omit to keep the current secret; `null` removes it.',
 } as const
 
-const settingsProperties = { webhooks: webhooksInput, sharedSecret: sharedSecretInput } as const
+const batchingLimit = (name: keyof typeof BATCHING_LIMITS, description: string) =>
+  ({
+    type: 'integer',
+    description: `${description} ${BATCHING_LIMITS[name].min} to ${BATCHING_LIMITS[name].max}.`,
+  }) as const
+
+const batchingProperties = {
+  maxEvents: batchingLimit('maxEvents', 'Most messages in one request:'),
+  maxBytes: batchingLimit('maxBytes', 'Most bytes in one request body (a single larger message goes alone):'),
+  maxWaitMs: batchingLimit('maxWaitMs', 'Longest the oldest message waits for its batch to fill, in ms:'),
+} as const
+
+const batching = {
+  type: 'object',
+  required: ['maxEvents', 'maxBytes', 'maxWaitMs'],
+  properties: batchingProperties,
+} as const
+
+const batchingInput = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: batchingProperties,
+  description:
+    'Send several messages per request, as a JSON array, flushed when `maxEvents` or `maxBytes` is reached or the oldest ' +
+    'waited `maxWaitMs`. A batch is signed, retried, dead-lettered and replayed as a unit. Omit to keep the current ' +
+    'batching; `null` turns it off (one message per request).',
+} as const
+
+const subscription = {
+  type: ['string', 'null'],
+  maxLength: MAX_SUBSCRIPTION_LENGTH,
+  description:
+    "Which calls this destination gets, in Segment's subscription syntax, e.g. " +
+    '`type = "track" and (event = "Order Completed" or event = "Product Added")`. Calls that do not match ' +
+    'are not delivered (counted as `filtered`). Omit for every call; `null` removes it.',
+} as const
+
+const filters = {
+  type: ['array', 'null'],
+  maxItems: FILTER_LIMITS.maxFilters,
+  description:
+    'Rules applied in order after the subscription, each to the calls its `if` matches (every call without one). ' +
+    '`null` removes them.',
+  items: {
+    type: 'object',
+    required: ['action'],
+    additionalProperties: false,
+    properties: {
+      if: { type: 'string', description: 'Which calls the rule applies to, in subscription syntax.' },
+      action: {
+        type: 'string',
+        enum: FILTER_ACTIONS,
+        description:
+          '`drop`: not delivered (`filtered`). `sample`: keeps `percent`% of calls, decided by messageId ' +
+          '(`sampledOut`). `dropFields`: removes `fields`. `allowFields`: keeps only `fields` (and type, messageId, timestamp).',
+      },
+      percent: { type: 'number', minimum: 0, maximum: 100, description: '`sample` only: the share kept.' },
+      fields: {
+        type: 'array',
+        minItems: 1,
+        maxItems: FILTER_LIMITS.maxFields,
+        items: { type: 'string' },
+        description: '`dropFields` / `allowFields` only: dot paths such as `properties.email`.',
+      },
+    },
+  },
+} as const
+
+const mapping = {
+  type: ['object', 'null'],
+  additionalProperties: true,
+  description:
+    "The body, in Segment's mapping language (`@path`, `@template`, `@if`, `@literal`, `@arrayPath`, `@case`, " +
+    `\`@replace\`, …) applied to the call. At most ${MAX_MAPPING_BYTES / 1024} KB of JSON. Omit for the documented ` +
+    'shape; `null` removes it.',
+} as const
+
+const method = {
+  type: ['string', 'null'],
+  enum: [...WEBHOOK_METHODS, null],
+  description: 'The HTTP method of each request. Default `POST`; `null` resets it.',
+} as const
+
+/**
+ * A destination's settings as they are written. Configuration as code exports and plans every member
+ * listed here, and treats those marked `writeOnly` as secrets (config-schemas.ts).
+ */
+export const settingsProperties = {
+  webhooks: webhooksInput,
+  sharedSecret: sharedSecretInput,
+  subscription,
+  filters,
+  mapping,
+  method,
+  batching: batchingInput,
+} as const
+
+/** The optional delivery settings as a destination view shows them (absent when unset). */
+const deliveryPolicySettings = {
+  subscription: { type: 'string' },
+  filters: {
+    type: 'array',
+    items: {
+      type: 'object',
+      required: ['action'],
+      properties: {
+        if: { type: 'string' },
+        action: { type: 'string', enum: FILTER_ACTIONS },
+        percent: { type: 'number' },
+        fields: { type: 'array', items: { type: 'string' } },
+      },
+    },
+  },
+  mapping: { type: 'object', additionalProperties: true },
+  method: { type: 'string', enum: WEBHOOK_METHODS },
+} as const
+
+/** The optional delivery settings of a destination view. */
+export type DeliveryPolicySettingsView = ResponseShape<{
+  type: 'object'
+  properties: typeof deliveryPolicySettings
+}>
 
 const destination = {
   type: 'object',
@@ -89,6 +219,8 @@ const destination = {
           type: 'boolean',
           description: 'Whether a shared secret is set; the secret itself is never shown.',
         },
+        ...deliveryPolicySettings,
+        batching: { ...batching, description: 'Present when messages are sent in batches.' },
       },
     },
     createdAt: timestamp,

@@ -5,9 +5,11 @@
  * hold the product's rules and are shared with the CLI), and render the answer.
  */
 import type { FastifyPluginAsync } from 'fastify'
+import { DryRunService } from '../deliver/dry-run.ts'
 import { TestEventService, type TestSender } from '../deliver/test-event.ts'
 import { AudienceService } from '../domain/audience-service.ts'
 import { ComputedTraitService } from '../domain/computed-trait-service.ts'
+import { ConfigService } from '../domain/config-service.ts'
 import { DeliveryService } from '../domain/delivery-service.ts'
 import { DestinationService } from '../domain/destination-service.ts'
 import { ProfileService } from '../domain/profile-service.ts'
@@ -21,8 +23,11 @@ import type { AccessControl } from './access-control.ts'
 import { audienceEndpoints } from './audience-endpoints.ts'
 import { requireAccess } from './auth.ts'
 import { computedTraitEndpoints } from './computed-trait-endpoints.ts'
+import { configEndpoints } from './config-endpoints.ts'
+import { SETTINGS_FIELDS } from './config-schemas.ts'
 import { deliveryEndpoints } from './delivery-endpoints.ts'
 import { destinationEndpoints } from './destination-endpoints.ts'
+import { dryRunEndpoints } from './dry-run-endpoints.ts'
 import { liveEndpoints } from './live-endpoints.ts'
 import { profileEndpoints } from './profile-endpoints.ts'
 import { regulationEndpoints } from './regulation-endpoints.ts'
@@ -79,6 +84,7 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
       destinations: new DestinationService(store),
       allowPrivateDestinations,
     })
+    await protectedApi.register(dryRunEndpoints, { dryRuns: new DryRunService(store) })
     await protectedApi.register(deliveryEndpoints, {
       store,
       deliveries: new DeliveryService(store),
@@ -99,5 +105,6 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
       computedTraits: new ComputedTraitService(store),
     })
     await protectedApi.register(audienceEndpoints, { audiences: new AudienceService(store) })
+    await protectedApi.register(configEndpoints, { config: new ConfigService(store, SETTINGS_FIELDS) })
   })
 }

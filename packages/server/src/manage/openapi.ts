@@ -47,6 +47,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           description:
             'Who matches a definition, kept current and synced as identify calls `{key: true|false}`.',
         },
+        {
+          name: 'Configuration',
+          description:
+            'Configuration as code: export everything as one document keyed by names, plan and apply a document (schema: /api/config.schema.json).',
+        },
       ],
       components: {
         securitySchemes: {

@@ -15,6 +15,7 @@ import { ValidationError } from '../domain/errors.ts'
 import { HttpError } from '../lib/errors.ts'
 import { nestedDeeperThan } from '../lib/json-depth.ts'
 import { escapePointerToken, fieldLabel } from '../lib/json-pointer.ts'
+import { thousands } from '../lib/thousands.ts'
 
 /** Which part of the request failed: Fastify's `SchemaErrorDataVar`, which it does not export. */
 type RequestPart = 'body' | 'headers' | 'params' | 'querystring'
@@ -87,9 +88,7 @@ function checkWholeNumber(name: string, raw: unknown, { minimum = 0, maximum }: 
   const value = typeof raw === 'string' && /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN
   if (value >= minimum && (maximum === undefined || value <= maximum)) return
   const range =
-    maximum === undefined
-      ? `${minimum} or more`
-      : `from ${minimum.toLocaleString('en')} to ${maximum.toLocaleString('en')}`
+    maximum === undefined ? `${minimum} or more` : `from ${thousands(minimum)} to ${thousands(maximum)}`
   const got = Array.isArray(raw) ? 'it several times; give it once' : `"${String(raw).slice(0, 40)}"`
   throw new HttpError(
     400,

@@ -12,10 +12,12 @@ import type { AudienceWithSize } from '../domain/audience-service.ts'
 import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
+import type { Destination } from '../domain/destinations.ts'
 import type { Profile, ProfileEvent, ProfileIdentities } from '../domain/profiles.ts'
 import type { Regulation, Suppression } from '../domain/regulations.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
 import type { AccessToken } from '../domain/tokens.ts'
+import { escapePointerToken } from '../lib/json-pointer.ts'
 import type { TokenView } from './access-schemas.ts'
 import type { AudienceView } from './audience-schemas.ts'
 import type { ComputedTraitView } from './computed-trait-schemas.ts'
@@ -26,7 +28,7 @@ import type {
   DeliveryStatsView,
   DeliveryView,
 } from './delivery-schemas.ts'
-import type { DestinationView } from './destination-schemas.ts'
+import type { DeliveryPolicySettingsView, DestinationView } from './destination-schemas.ts'
 import type { ProfileEventView, ProfileIdentitiesView, ProfileView } from './profile-schemas.ts'
 import type { RegulationView, SuppressionView } from './regulation-schemas.ts'
 import type { SourceView } from './source-schemas.ts'
@@ -88,8 +90,43 @@ function staticHeaderValues(headers: Record<string, string>, revealSecrets: bool
     : Object.fromEntries(Object.keys(headers).map((name) => [name, MASKED]))
 }
 
+/**
+ * A configuration document (GET /config) as a viewer sees it: webhook URLs' secret parts and static
+ * header values masked, as everywhere else. Applying it is refused (`maskedValues`).
+ */
+export function configForViewer(document: Record<string, unknown>): Record<string, unknown> {
+  const destinations = document.destinations as Record<string, { settings: { webhooks?: unknown } }>
+  return {
+    ...document,
+    destinations: Object.fromEntries(
+      Object.entries(destinations).map(([name, destination]) => {
+        const webhooks = (destination.settings.webhooks ?? []) as {
+          url: string
+          headers: Record<string, string>
+        }[]
+        const masked = webhooks.map(({ url, headers }) => ({
+          url: shownUrl(url, false),
+          headers: staticHeaderValues(headers, false),
+        }))
+        return [name, { ...destination, settings: { ...destination.settings, webhooks: masked } }]
+      }),
+    ),
+  }
+}
+
+/** The JSON pointers of every string in `value` that holds a masked secret (so came from a viewer's export). */
+export function maskedValues(value: unknown, pointer = ''): string[] {
+  if (typeof value === 'string') return value.includes(MASKED) ? [pointer] : []
+  if (Array.isArray(value)) return value.flatMap((item, index) => maskedValues(item, `${pointer}/${index}`))
+  if (typeof value !== 'object' || value === null) return []
+  return Object.entries(value).flatMap(([key, member]) =>
+    maskedValues(member, `${pointer}/${escapePointerToken(key)}`),
+  )
+}
+
 export function deliveryRequestView(request: DeliveryRequest, revealSecrets: boolean): DeliveryRequestView {
   return {
+    method: request.method,
     body: request.body,
     requests: request.requests.map(({ url, staticHeaders, sluiceHeaders }) => ({
       url: shownUrl(url, revealSecrets),
@@ -114,11 +151,23 @@ export function destinationView(
         headers: staticHeaderValues(headers, revealSecrets),
       })),
       sharedSecretSet: destination.settings.sharedSecret !== null,
+      ...deliveryPolicyView(destination.settings),
+      ...(destination.settings.batching ? { batching: { ...destination.settings.batching } } : {}),
     },
     createdAt: iso(destination.createdAt),
     updatedAt: iso(destination.updatedAt),
     stats: statsView(stats),
   }
+}
+
+/** The optional delivery settings, shown as saved (none of them holds a secret); unset ones are left out. */
+function deliveryPolicyView(settings: Destination['settings']): DeliveryPolicySettingsView {
+  const view: DeliveryPolicySettingsView = {}
+  if (settings.subscription !== undefined) view.subscription = settings.subscription
+  if (settings.filters !== undefined) view.filters = settings.filters.map((filter) => ({ ...filter }))
+  if (settings.mapping !== undefined) view.mapping = settings.mapping
+  if (settings.method !== undefined) view.method = settings.method
+  return view
 }
 
 export function statsView(stats: DeliveryStats): DeliveryStatsView {
@@ -130,6 +179,8 @@ export function statsView(stats: DeliveryStats): DeliveryStatsView {
     deadLettered: stats.deadLettered,
     latencyP50Ms: stats.latencyP50Ms,
     latencyP95Ms: stats.latencyP95Ms,
+    filtered: stats.filtered,
+    sampledOut: stats.sampledOut,
   }
 }
 
@@ -145,6 +196,8 @@ export function deliveryView(delivery: Delivery, revealSecrets: boolean): Delive
     status: delivery.status,
     deadLettered: delivery.deadLettered,
     attemptCount: delivery.attemptCount,
+    // Only batched deliveries carry it: a destination without batching answers as it always did.
+    ...(delivery.batchId === null ? {} : { batchId: delivery.batchId }),
     nextAttemptAt: isoOrNull(delivery.nextAttemptAt),
     firstAttemptAt: isoOrNull(delivery.firstAttemptAt),
     createdAt: iso(delivery.createdAt),

@@ -12,7 +12,7 @@
  * URLs, so every label set stays bounded by what the operator configured.
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client'
-import type { DeliveryOutcome, DestinationBacklog } from '../domain/delivery-store.ts'
+import type { DeliveryOutcome, DestinationBacklog, DestinationGatedCounts } from '../domain/delivery-store.ts'
 import { ScrapedCounter, ScrapedHistogram, type ScrapedMetric } from './scraped-metrics.ts'
 
 /** Why calls were refused, as the `reason` label of `sluice_calls_rejected_total`. */
@@ -36,7 +36,15 @@ export interface SourceCallCounters {
 /** What the delivery engine reports about one destination's attempts. */
 export interface DestinationCounters {
   /** One attempt: how long its requests took, and the delivery's state after it. */
-  attempted(seconds: number, outcome: Pick<DeliveryOutcome, 'status' | 'deadLettered'>): void
+  /**
+   * One attempt: its duration, and the state it left its `messages` deliveries in (a batch's attempt
+   * settles every message in it; default 1).
+   */
+  attempted(
+    seconds: number,
+    outcome: Pick<DeliveryOutcome, 'status' | 'deadLettered'>,
+    messages?: number,
+  ): void
 }
 
 /** A group commit: which kind, how long, how many rows it carried. */
@@ -59,6 +67,8 @@ export interface MetricsOptions {
   backlog: (now: number) => Promise<DestinationBacklog[]>
   /** How long a backlog reading serves scrapes. Default 5 s: the queries are cheap, not free. */
   backlogCacheMs?: number
+  /** Reads what destinations' subscriptions and filters kept out, at scrape time (cached as the backlog). */
+  gatedCounts?: () => Promise<DestinationGatedCounts[]>
   /** The in-flight ingest queue, read at scrape time. */
   ingestQueue: () => { bytes: number; messages: number }
 }
@@ -148,7 +158,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     outcomes: { duration: commitDuration.child('outcomes'), size: commitSize.child('outcomes') },
   }
 
-  const backlog = new BacklogReader(options.backlog, options.backlogCacheMs ?? 5_000)
+  const backlog = new CachedReader(options.backlog, options.backlogCacheMs ?? 5_000)
   new Gauge({
     name: 'sluice_delivery_backlog',
     help: 'Deliveries waiting, per destination and state (pending, retrying), from the shared store.',
@@ -173,6 +183,23 @@ export function createMetrics(options: MetricsOptions): Metrics {
       for (const row of await backlog.read()) {
         const age = row.oldestDueAt === null ? 0 : Math.max(0, now - row.oldestDueAt) / 1000
         this.labels(row.destinationId).set(age)
+      }
+    },
+  })
+  const gated = new CachedReader(
+    async () => (await options.gatedCounts?.()) ?? [],
+    options.backlogCacheMs ?? 5_000,
+  )
+  new Counter({
+    name: 'sluice_destination_calls_gated_total',
+    help: "Calls a destination's subscription or filters kept from it, without a delivery, per destination and reason (filtered, sampled_out), from the shared store.",
+    labelNames: ['destination', 'reason'] as const,
+    registers,
+    async collect() {
+      this.reset()
+      for (const row of await gated.read()) {
+        this.labels(row.destinationId, 'filtered').inc(row.filtered)
+        this.labels(row.destinationId, 'sampled_out').inc(row.sampledOut)
       }
     },
   })
@@ -233,12 +260,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
         const failed = deliveries.child(destinationId, 'failed')
         const deadLettered = deliveries.child(destinationId, 'dead_lettered')
         counters = {
-          attempted(seconds, outcome) {
+          attempted(seconds, outcome, messages = 1) {
             duration.observe(seconds)
-            if (outcome.deadLettered) deadLettered.value++
-            else if (outcome.status === 'delivered') delivered.value++
-            else if (outcome.status === 'retrying') retrying.value++
-            else failed.value++
+            if (outcome.deadLettered) deadLettered.value += messages
+            else if (outcome.status === 'delivered') delivered.value += messages
+            else if (outcome.status === 'retrying') retrying.value += messages
+            else failed.value += messages
           },
         }
         destinations.set(destinationId, counters)
@@ -254,18 +281,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
   }
 }
 
-/** The backlog query's last answer, kept for `ttlMs`; concurrent scrapes share one query. */
-class BacklogReader {
-  private cached: { at: number; rows: Promise<DestinationBacklog[]> } | undefined
-  private readonly query: (now: number) => Promise<DestinationBacklog[]>
+/** A store query's last answer, kept for `ttlMs`; concurrent scrapes share one query. */
+class CachedReader<Row> {
+  private cached: { at: number; rows: Promise<Row[]> } | undefined
+  private readonly query: (now: number) => Promise<Row[]>
   private readonly ttlMs: number
 
-  constructor(query: (now: number) => Promise<DestinationBacklog[]>, ttlMs: number) {
+  constructor(query: (now: number) => Promise<Row[]>, ttlMs: number) {
     this.query = query
     this.ttlMs = ttlMs
   }
 
-  read(): Promise<DestinationBacklog[]> {
+  read(): Promise<Row[]> {
     const now = Date.now()
     if (!this.cached || now - this.cached.at >= this.ttlMs) {
       const rows = this.query(now).catch(() => {

@@ -6,15 +6,25 @@
 import type { PrivacyStore } from '../domain/privacy-store.ts'
 import { regulationProgress } from '../domain/regulation-status.ts'
 
-/** Returns how many regulations finished now. */
+/**
+ * Returns how many regulations finished now. One whose status cannot be stored holds up none of the
+ * others: every other is settled, then the failures are thrown together.
+ */
 export async function settleRegulations(store: PrivacyStore, now: number): Promise<number> {
   let finished = 0
+  const failures: unknown[] = []
   for (const regulation of await store.unfinishedRegulations()) {
     const { status, destinations } = regulationProgress(regulation.notifications, regulation.erasurePending)
     if (status === regulation.status) continue
     const final = status !== 'RUNNING'
-    await store.setRegulationStatus(regulation.id, status, final ? { at: now, destinations } : null)
-    if (final) finished++
+    try {
+      await store.setRegulationStatus(regulation.id, status, final ? { at: now, destinations } : null)
+      if (final) finished++
+    } catch (error) {
+      failures.push(error)
+    }
   }
+  if (failures.length > 0)
+    throw new AggregateError(failures, `${failures.length} regulation statuses not stored`)
   return finished
 }

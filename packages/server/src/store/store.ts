@@ -13,6 +13,7 @@
  *
  * What a new table or a new method costs, step by step, is in ./README.md.
  */
+import type { ConfigStore } from '../domain/config-store.ts'
 import type { DeliveryStore } from '../domain/delivery-store.ts'
 import type { MessageStore } from '../domain/message-store.ts'
 import type { PrivacyStore } from '../domain/privacy-store.ts'
@@ -60,6 +61,7 @@ export interface StoreAreas {
   profiles: ProfileStore
   tokens: TokenStore
   series: SeriesStore
+  config: ConfigStore
 }
 
 export interface Store
@@ -71,4 +73,5 @@ export interface Store
     PrivacyStore,
     ProfileStore,
     TokenStore,
-    SeriesStore {}
+    SeriesStore,
+    ConfigStore {}

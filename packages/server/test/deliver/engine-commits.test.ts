@@ -82,6 +82,9 @@ function harness(
     },
     releaseClaims: async () => {},
     nextDueAt: async () => null,
+    // No destination here batches.
+    destinationsWithOpenBatches: async () => [],
+    releaseBatchClaims: async () => {},
     // Announces nothing: the engine finds this work by its own wake-up at start.
     watch: async () => async () => {},
   } as unknown as Store

@@ -187,6 +187,8 @@ describe('deliveries management API', () => {
         deadLettered: 1,
         latencyP50Ms: undefined,
         latencyP95Ms: undefined,
+        filtered: 0,
+        sampledOut: 0,
       },
     )
 
@@ -325,7 +327,15 @@ describe('deliveries management API', () => {
     const stats = await sluice.api('GET', `/api/v1/destinations/${destinationId}/stats`)
     assert.equal(stats.status, 200)
     const { latencyP50Ms, latencyP95Ms, ...counts } = stats.body
-    assert.deepEqual(counts, { pending: 0, retrying: 0, delivered: 5, failed: 0, deadLettered: 0 })
+    assert.deepEqual(counts, {
+      pending: 0,
+      retrying: 0,
+      delivered: 5,
+      failed: 0,
+      deadLettered: 0,
+      filtered: 0,
+      sampledOut: 0,
+    })
     // The receiver waits 30 ms before answering.
     assert.ok(latencyP50Ms >= 25, `p50 ${latencyP50Ms}`)
     assert.ok(latencyP95Ms >= latencyP50Ms, `p95 ${latencyP95Ms}`)

@@ -66,6 +66,8 @@ describe('destinations', () => {
           deadLettered: 0,
           latencyP50Ms: null,
           latencyP95Ms: null,
+          filtered: 0,
+          sampledOut: 0,
         },
       },
     )

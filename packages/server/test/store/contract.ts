@@ -11,6 +11,7 @@ import type { ClaimedDelivery, DeliveryOutcome } from '../../src/domain/delivery
 import type { Destination, WebhooksSettings } from '../../src/domain/destinations.ts'
 import type { AcceptedMessage } from '../../src/domain/message-store.ts'
 import type { Source } from '../../src/domain/sources.ts'
+import { sampledIn } from '../../src/route/filters.ts'
 import type { Store, StoreEvent } from '../../src/store/store.ts'
 
 /** Store options a test may set (every backend takes them). */
@@ -124,6 +125,19 @@ export function storeContract(backend: StoreBackend): void {
       await store.migrate()
       assert.equal(await store.ping(), true)
       assert.equal(await store.countMessages(), 0)
+    })
+
+    withStore('ended sessions: recorded once, kept until their expiry, then forgotten', async ({ store }) => {
+      const now = Date.now()
+      assert.equal(await store.isSessionEnded('a'), false)
+      await store.endSession('a', now + 60_000)
+      await store.endSession('a', now + 60_000)
+      await store.endSession('old', now - 1)
+      assert.equal(await store.isSessionEnded('a'), true)
+      // Expired by the next sign-out: no longer kept (its cookie is refused for its expiry anyway).
+      await store.endSession('b', now + 60_000)
+      assert.equal(await store.isSessionEnded('old'), false)
+      assert.equal(await store.isSessionEnded('b'), true)
     })
 
     withStore(
@@ -658,6 +672,80 @@ export function storeContract(backend: StoreBackend): void {
       },
     )
 
+    withStore(
+      "ingest: a destination's subscription and filters decide at routing; what they keep out is counted, with no delivery",
+      async ({ store }) => {
+        const source = await store.createSource({ name: 'Gated', enabled: true })
+        const open = await webhooks(store, [source], { name: 'Open' })
+        const gated = await webhooks(store, [source], {
+          name: 'Gated',
+          settings: {
+            webhooks: [{ url: 'https://example.com/gated', headers: {} }],
+            sharedSecret: null,
+            subscription: 'event = "Keep"',
+            filters: [{ action: 'sample', percent: 50 }],
+          },
+        })
+        const batch = (from: number) =>
+          Array.from({ length: 40 }, (_, i) => {
+            const messageId = `g-${from + i}`
+            const event = i % 2 === 0 ? 'Keep' : 'Other'
+            return message(source, messageId, {
+              payloadJson: JSON.stringify({ type: 'track', event, messageId }),
+            })
+          })
+        const kept = (messages: AcceptedMessage[]) =>
+          messages.filter((m) => JSON.parse(m.payloadJson).event === 'Keep' && sampledIn(m.messageId, 50))
+            .length
+        const first = batch(0)
+        const second = batch(40)
+        assert.equal((await store.ingest(first)).deliveriesCreated, 40 + kept(first))
+        assert.equal((await store.ingest(second)).deliveriesCreated, 40 + kept(second))
+        // Duplicates are not routed again, nor counted.
+        await store.ingest(first)
+        const keptInAll = kept(first) + kept(second)
+        assert.ok(keptInAll > 0 && keptInAll < 40)
+        assert.equal(await store.countDeliveries({ destinationId: gated.id }), keptInAll)
+        assert.equal(await store.countDeliveries({ destinationId: open.id }), 80)
+        const stats = await store.deliveryStats(gated.id)
+        assert.equal(stats.filtered, 40)
+        assert.equal(stats.sampledOut, 40 - keptInAll)
+        assert.equal((await store.deliveryStats(open.id)).filtered, 0)
+        // A changed subscription applies from the next commit on.
+        await store.updateDestination(gated.id, {
+          settings: {
+            webhooks: gated.settings.webhooks,
+            sharedSecret: null,
+            subscription: 'event = "Other"',
+          },
+        })
+        assert.equal((await store.ingest(batch(80))).deliveriesCreated, 40 + 20)
+        assert.equal((await store.deliveryStats(gated.id)).filtered, 60)
+      },
+    )
+
+    withStore(
+      'recentMessages: the newest calls of the sources in a window, newest first',
+      async ({ store }) => {
+        const [a, b, c] = await Promise.all(
+          ['A', 'B', 'C'].map((name) => store.createSource({ name, enabled: true })),
+        )
+        const now = Date.now()
+        // One commit each: within one commit, the store orders calls its own way.
+        await store.ingest([message(a!, 'a-1', { receivedAt: now - 3_000 })])
+        await store.ingest([message(b!, 'b-1', { receivedAt: now - 2_000 })])
+        await store.ingest([message(c!, 'c-1', { receivedAt: now - 1_500 })])
+        await store.ingest([message(a!, 'a-2', { receivedAt: now - 1_000 })])
+        const ids = async (limit: number, from: number, to: number) =>
+          (await store.recentMessages([a!.id, b!.id], limit, from, to)).map((m) => m.messageId)
+        assert.deepEqual(await ids(10, 0, now + 1), ['a-2', 'b-1', 'a-1'])
+        assert.deepEqual(await ids(2, 0, now + 1), ['a-2', 'b-1'])
+        assert.deepEqual(await ids(10, now - 2_500, now - 1_000), ['b-1'])
+        const [first] = await store.recentMessages([c!.id], 1, 0, now + 1)
+        assert.deepEqual(first?.payload, JSON.parse(message(c!, 'c-1').payloadJson))
+      },
+    )
+
     withStore('deliveryStats: counts per state, dead letters, latency percentiles', async ({ store }) => {
       const { destination } = await backlog(store, 24)
       const empty = await store.deliveryStats(destination.id)
@@ -669,6 +757,8 @@ export function storeContract(backend: StoreBackend): void {
         deadLettered: 0,
         latencyP50Ms: null,
         latencyP95Ms: null,
+        filtered: 0,
+        sampledOut: 0,
       })
       const claimed = await store.claimDeliveries(destination.id, 20, Date.now(), 30_000)
       await store.recordOutcomes(
@@ -693,6 +783,8 @@ export function storeContract(backend: StoreBackend): void {
         deadLettered: 2,
         latencyP50Ms: 11,
         latencyP95Ms: 20,
+        filtered: 0,
+        sampledOut: 0,
       })
     })
 
@@ -907,6 +999,104 @@ export function storeContract(backend: StoreBackend): void {
         assert.equal((await store.getSourceByWriteKey(rotated!.writeKey))?.enabled, false, 'disabled at once')
         await store.deleteSource(source.id)
         assert.equal(await store.getSourceByWriteKey(rotated!.writeKey), null, 'deleted at once')
+      },
+    )
+
+    withStore(
+      'config: applyConfig writes sources, destinations and computations together, or nothing',
+      async ({ store }) => {
+        const kept = await store.createSource({ name: 'Kept', enabled: true })
+        const gone = await store.createSource({ name: 'Gone', enabled: true })
+        await settle(300) // a store that caches write keys while it hears changes starts now
+        assert.equal((await store.getSourceByWriteKey(kept.writeKey))?.id, kept.id)
+        const settings: WebhooksSettings = {
+          webhooks: [{ url: 'https://example.com/h', headers: {} }],
+          sharedSecret: 's',
+        }
+        const none = { create: [], update: [], delete: [] }
+        const applied = await store.applyConfig({
+          sources: {
+            create: [{ name: 'New', enabled: false, writeKey: 'new-write-key-0123456789' }],
+            update: [{ id: kept.id, writeKey: 'replaced-write-key-0123456789' }],
+            delete: [gone.id],
+          },
+          destinations: {
+            create: [
+              {
+                name: 'Hook',
+                type: 'webhooks',
+                enabled: true,
+                sources: [{ created: 'New' }, { id: kept.id }],
+                settings,
+              },
+            ],
+            update: [],
+            delete: [],
+          },
+          computedTraits: {
+            create: [
+              {
+                name: 'Orders',
+                key: 'orders',
+                enabled: false,
+                definition: {
+                  kind: 'count',
+                  event: 'Order Completed',
+                  property: null,
+                  where: [],
+                  withinDays: null,
+                },
+                destinations: [{ created: 'Hook' }],
+              },
+            ],
+            update: [],
+            delete: [],
+          },
+          audiences: none,
+        })
+        assert.deepEqual(applied, { applied: true })
+        const sources = await store.listSources()
+        const created = sources.find((source) => source.name === 'New')!
+        assert.deepEqual(sources.map((source) => source.name).sort(), ['Kept', 'New'])
+        assert.equal(created.writeKey, 'new-write-key-0123456789')
+        assert.equal(created.enabled, false)
+        assert.equal(
+          await store.getSourceByWriteKey(kept.writeKey),
+          null,
+          'a replaced write key stops at once',
+        )
+        assert.equal((await store.getSourceByWriteKey('replaced-write-key-0123456789'))?.id, kept.id)
+        const [hook] = await store.listDestinations()
+        assert.deepEqual(hook!.sourceIds.sort(), [created.id, kept.id].sort())
+        assert.deepEqual(hook!.settings, settings)
+        const [trait] = await store.listComputedTraits()
+        assert.deepEqual(trait!.destinationIds, [hook!.id])
+        assert.equal(trait!.status, 'disabled', 'created disabled, in the same transaction')
+
+        // One write that finds nothing to change undoes the others.
+        const stale = await store.applyConfig({
+          sources: {
+            create: [{ name: 'Undone', enabled: true, writeKey: null }],
+            update: [],
+            delete: [kept.id],
+          },
+          destinations: { create: [], update: [{ id: hook!.id, enabled: false }], delete: ['dst_missing'] },
+          computedTraits: none,
+          audiences: none,
+        })
+        assert.equal(stale.applied, false)
+        assert.match(stale.applied ? '' : stale.reason, /delete destination dst_missing/)
+        assert.deepEqual((await store.listSources()).map((source) => source.name).sort(), ['Kept', 'New'])
+        assert.equal((await store.getDestination(hook!.id))?.enabled, true)
+        // An object to create that exists by now (another apply made it) undoes the apply too.
+        const taken = await store.applyConfig({
+          sources: { create: [{ name: 'New', enabled: true, writeKey: null }], update: [], delete: [] },
+          destinations: none,
+          computedTraits: none,
+          audiences: none,
+        })
+        assert.equal(taken.applied, false)
+        assert.equal((await store.listSources()).length, 2)
       },
     )
   })

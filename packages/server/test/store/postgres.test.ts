@@ -1,6 +1,7 @@
 // The store contract against the PostgreSQL store, on a fresh schema per test in the real PostgreSQL
 // (see pg.ts). PostgreSQL-only behaviour is tested in postgres-only.test.ts.
 import type { PostgresStore } from '../../src/store/postgres/postgres-store.ts'
+import { batchContract } from './batch-contract.ts'
 import { type StoreBackend, storeContract, type TestStoreOptions } from './contract.ts'
 import { freshSchema, openPgStore } from './pg.ts'
 import { privacyContract } from './privacy-contract.ts'
@@ -28,3 +29,4 @@ const backend: StoreBackend = {
 
 storeContract(backend)
 privacyContract(backend)
+batchContract(backend)

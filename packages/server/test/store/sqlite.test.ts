@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { SqliteStore, type SqliteStoreOptions } from '../../src/store/sqlite/sqlite-store.ts'
 import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
 import type { Store } from '../../src/store/store.ts'
+import { batchContract } from './batch-contract.ts'
 import { type StoreBackend, storeContract, type TestStoreOptions } from './contract.ts'
 import { privacyContract } from './privacy-contract.ts'
 
@@ -39,4 +40,5 @@ for (const variant of variants) {
   }
   storeContract(backend)
   privacyContract(backend)
+  batchContract(backend)
 }

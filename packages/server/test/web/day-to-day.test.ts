@@ -263,6 +263,55 @@ describe('the web app, day to day', () => {
     )
   })
 
+  test('what the destination gets: a subscription tried on recent calls, errors at the field, then saved', async () => {
+    await page.goto(`${sluice.url}/destinations/${destinationId}/edit`)
+    const subscription = page.getByLabel('Subscription')
+    await subscription.fill('type = ')
+    await page.getByRole('button', { name: 'Try on recent calls' }).click()
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /^Subscription/ })
+      .waitFor({ timeout: SLOW })
+    assert.equal(await subscription.getAttribute('aria-invalid'), 'true')
+    await subscription.fill('type = "track" and event = "Keep Me"')
+    await page.getByRole('button', { name: 'Try on recent calls' }).click()
+    const dryRun = page.getByRole('status', { name: 'Dry run' })
+    await dryRun.getByText(/would be sent/).waitFor({ timeout: SLOW })
+    assert.match(
+      (await dryRun.textContent()) ?? '',
+      /Of the last \d+ calls, 0 would be sent, \d+ filtered out/,
+    )
+
+    const mapping = page.getByLabel('Mapping (JSON)')
+    await mapping.fill('{"name": ')
+    await page.getByRole('alert').filter({ hasText: 'Mapping is not valid JSON' }).waitFor()
+    await mapping.fill('{"name": {"@path": "$.event"}}')
+    await page.getByLabel('Method').selectOption('PUT')
+    await assertAccessible(page, 'the destination form with what it gets')
+    await screenshot(page, 'day-destination-policy-1280')
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await page.getByRole('heading', { name: 'Changes saved' }).waitFor({ timeout: SLOW })
+    await page.getByText('type = "track" and event = "Keep Me"').waitFor()
+
+    const before = second.requests.length
+    assert.equal((await call('/v1/track', { userId: 'eve', event: 'Drop Me' })).status, 200)
+    assert.equal((await call('/v1/track', { userId: 'eve', event: 'Keep Me' })).status, 200)
+    const kept = await until(
+      'the matching call',
+      () => second.requests.slice(before).find((r) => r.body.toString().includes('Keep Me')),
+      (found) => found !== undefined,
+      30_000,
+    )
+    assert.equal(kept!.method, 'PUT')
+    assert.deepEqual(JSON.parse(kept!.body.toString()), { name: 'Keep Me' })
+    await page
+      .locator('.stats div')
+      .filter({ hasText: 'Filtered out' })
+      .getByText('1', { exact: true })
+      .waitFor({ timeout: SLOW })
+    assert.ok(!second.requests.slice(before).some((r) => r.body.toString().includes('Drop Me')))
+  })
+
   test('Delete destination asks in a dialog; Delete confirms', async () => {
     await page.getByRole('button', { name: 'Delete destination' }).click()
     const dialog = page.getByRole('dialog', { name: 'Delete the destination Orders?' })

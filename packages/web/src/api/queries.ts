@@ -24,6 +24,8 @@ import type {
   Destination,
   DestinationList,
   DestinationSeries,
+  DryRunAnswer,
+  DryRunBody,
   PreviewAudienceBody,
   Profile,
   ProfileEventPage,
@@ -177,6 +179,8 @@ export const changes = {
   updateDestination: (id: string, body: UpdateDestinationBody) =>
     send<SavedDestination>('PATCH', `/destinations/${id}`, body),
   deleteDestination: (id: string) => send<void>('DELETE', `/destinations/${id}`),
+  /** Unsaved settings over the sources' recent calls: what would be sent; nothing is. */
+  dryRun: (body: DryRunBody) => send<DryRunAnswer>('POST', '/destinations/dry-run', body),
   sendTestEvent: (destinationId: string) =>
     send<TestSendAnswer>('POST', `/destinations/${destinationId}/test`),
   replayDeliveries: (destinationId: string, query: ReplayQuery) =>

@@ -292,7 +292,7 @@ function DeliveryDetail({ delivery, onClose }: { delivery: Delivery; onClose: ()
           {request.data?.requests.map((sent) => (
             <div key={sent.url}>
               <p>
-                POST <code className="url">{sent.url}</code>
+                {request.data?.method ?? 'POST'} <code className="url">{sent.url}</code>
               </p>
               <CodeBlock label={`Headers sent to ${sent.url}`}>
                 {Object.entries(sent.headers)

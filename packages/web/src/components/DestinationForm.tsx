@@ -6,12 +6,14 @@
  */
 import type { Destination, SavedDestination } from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, type ReactNode, useId, useState } from 'react'
+import { type FormEvent, useId, useState } from 'react'
 import { changes, keys, queries } from '../api/queries.ts'
+import { mappingProblem, type PolicyDraft, policyDraft, toPolicySettings } from '../model/delivery-policy.ts'
 import { Link } from '../ui/content.tsx'
 import { ErrorBox, FieldError } from '../ui/errors.tsx'
 import { CheckboxList, TextField } from '../ui/fields.tsx'
 import { Loading } from '../ui/lists.tsx'
+import { DeliveryPolicyEditor } from './DeliveryPolicyEditor.tsx'
 
 export const MAX_URLS = 5
 
@@ -36,13 +38,10 @@ function rowsOf(destination: Destination | undefined): UrlRow[] {
 export function DestinationForm({
   destination,
   onSaved,
-  extra,
 }: {
   /** The saved destination to change; none: a new one. */
   destination?: Destination
   onSaved: (saved: SavedDestination) => void
-  /** More settings, shown before the save button (what the destination gets, when available). */
-  extra?: ReactNode
 }) {
   const queryClient = useQueryClient()
   const sources = useQuery(queries.sources())
@@ -53,6 +52,7 @@ export function DestinationForm({
   const [secret, setSecret] = useState('')
   const [removeSecret, setRemoveSecret] = useState(false)
   const [enabled, setEnabled] = useState(destination?.enabled ?? true)
+  const [policy, setPolicy] = useState<PolicyDraft>(() => policyDraft(destination?.settings))
   const secretSet = destination?.settings.sharedSecretSet ?? false
   const save = useMutation({
     mutationFn: () => {
@@ -68,7 +68,11 @@ export function DestinationForm({
           type: 'webhooks',
           enabled,
           sourceIds,
-          settings: { webhooks, sharedSecret: secret === '' ? null : secret },
+          settings: {
+            webhooks,
+            sharedSecret: secret === '' ? null : secret,
+            ...toPolicySettings(policy, false),
+          },
         })
       }
       // Left empty, the secret is not sent: the API keeps it.
@@ -81,7 +85,7 @@ export function DestinationForm({
         name,
         enabled,
         sourceIds,
-        settings: { webhooks, ...sharedSecret },
+        settings: { webhooks, ...sharedSecret, ...toPolicySettings(policy, true) },
       })
     },
     onSuccess: (saved) => {
@@ -94,7 +98,8 @@ export function DestinationForm({
     setUrls(urls.map((row, at) => (at === index ? { ...row, ...change } : row)))
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    save.mutate()
+    // A mapping that is not JSON is shown at its field; nothing is sent until it is.
+    if (mappingProblem(policy.mapping) === null) save.mutate()
   }
   const error = save.error
   return (
@@ -192,7 +197,7 @@ export function DestinationForm({
           Enabled: send data as soon as it is saved
         </label>
       </fieldset>
-      {extra}
+      <DeliveryPolicyEditor draft={policy} onChange={setPolicy} error={error} sourceIds={sourceIds} />
       <ErrorBox error={error} fields={['/name', '/sourceIds', '/settings']} />
       <div className="row-actions">
         <button type="submit" disabled={save.isPending}>

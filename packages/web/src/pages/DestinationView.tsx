@@ -33,6 +33,16 @@ function useJustSaved(id: string) {
   return saved
 }
 
+/** The counters shown, in order; filtered and sampled-out calls got no delivery. */
+const STAT_LABELS = [
+  ['delivered', 'Delivered'],
+  ['retrying', 'Retrying'],
+  ['pending', 'Pending'],
+  ['failed', 'Failed'],
+  ['filtered', 'Filtered out'],
+  ['sampledOut', 'Sampled out'],
+] as const
+
 /** Deliveries read to count each URL's recent attempts. */
 const RECENT_DELIVERIES = 200
 
@@ -150,9 +160,9 @@ function Overview({ destination: data }: { destination: Destination }) {
         </div>
       )}
       <dl className="stats">
-        {(['delivered', 'retrying', 'pending', 'failed'] as const).map((key) => (
+        {STAT_LABELS.map(([key, label]) => (
           <div key={key}>
-            <dt>{key[0]!.toUpperCase() + key.slice(1)}</dt>
+            <dt>{label}</dt>
             <dd>{stats[key].toLocaleString()}</dd>
           </div>
         ))}
@@ -175,10 +185,51 @@ function Overview({ destination: data }: { destination: Destination }) {
           {canWrite && <TestEvent destinationId={id} />}
         </div>
       </div>
+      <PolicySummary destination={data} />
       <UrlList destination={data} />
       <DeliveryCharts destinationId={id} />
       <Deliveries destinationId={id} />
     </section>
+  )
+}
+
+/** What the destination gets, as saved: its subscription, filters, mapping and method. */
+function PolicySummary({ destination }: { destination: Destination }) {
+  const { subscription, filters, mapping, method } = destination.settings
+  if (!subscription && !filters?.length && !mapping && (method ?? 'POST') === 'POST') return null
+  return (
+    <div className="card">
+      <h2>What it gets</h2>
+      <dl className="policy-summary">
+        <dt>Subscription</dt>
+        <dd>{subscription ? <code>{subscription}</code> : 'Every call of its sources'}</dd>
+        <dt>Filters</dt>
+        <dd>
+          {filters?.length
+            ? filters.map((filter, index) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: filters have no identity but their position.
+                <div key={index}>
+                  {index + 1}. {filter.action}
+                  {filter.percent !== undefined ? ` ${filter.percent}%` : ''}
+                  {filter.fields ? ` ${filter.fields.join(', ')}` : ''}
+                  {filter.if ? (
+                    <>
+                      {' '}
+                      if <code>{filter.if}</code>
+                    </>
+                  ) : (
+                    ' (every call)'
+                  )}
+                </div>
+              ))
+            : 'None'}
+        </dd>
+        <dt>Body</dt>
+        <dd>
+          {mapping ? 'Mapped (see Edit)' : 'The documented shape'}, sent with {method ?? 'POST'}
+        </dd>
+      </dl>
+    </div>
   )
 }
 

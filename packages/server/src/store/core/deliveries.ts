@@ -4,6 +4,9 @@
  */
 import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
 import type {
+  BatchCandidate,
+  BatchOutcome,
+  ClaimedBatch,
   ClaimedDelivery,
   ClaimRequest,
   DeliveryCountFilter,
@@ -11,11 +14,12 @@ import type {
   DeliveryOutcome,
   DeliveryStore,
   DestinationBacklog,
+  DestinationGatedCounts,
   DestinationPatch,
   NewDestination,
   ReplayFilter,
 } from '../../domain/delivery-store.ts'
-import type { Destination } from '../../domain/destinations.ts'
+import type { Destination, WebhooksSettings } from '../../domain/destinations.ts'
 import { newId } from '../../lib/ids.ts'
 import {
   type ClaimRow,
@@ -26,23 +30,55 @@ import {
   toDeliveryStats,
   toOutcomeRows,
 } from '../tables/deliveries.ts'
-import { settingsText, toDestinations } from '../tables/destinations.ts'
+import { toBatchCandidates, toBatchOutcomeRows, toClaimedBatches } from '../tables/delivery-batches.ts'
+import { type DestinationRow, routingText, settingsText, toDestinations } from '../tables/destinations.ts'
 import type { Changes } from './changes.ts'
 import type { StoreSql } from './store-sql.ts'
+import { StoredSecrets } from './stored-secrets.ts'
 
 /** The SQL this area runs. */
 type DeliveryTables = Pick<
   StoreSql,
-  'destinations' | 'deliveries' | 'attempts' | 'claimDeliveries' | 'recordOutcomes'
+  'destinations' | 'deliveries' | 'deliveryBatches' | 'attempts' | 'claimDeliveries' | 'recordOutcomes'
 >
 
 export class DeliveriesCore implements DeliveryStore {
   readonly #sql: DeliveryTables
   readonly #changes: Changes
+  readonly #secrets: StoredSecrets
 
-  constructor(sql: DeliveryTables, changes: Changes) {
+  /** `secrets`: how settings are kept at rest (sealed, or in clear). */
+  constructor(sql: DeliveryTables, changes: Changes, secrets: StoredSecrets = new StoredSecrets(null)) {
     this.#sql = sql
     this.#changes = changes
+    this.#secrets = secrets
+  }
+
+  /** The settings column as stored: sealed for this destination when there is a key. */
+  #sealed(destinationId: string, settings: WebhooksSettings): string {
+    return this.#secrets.seal(settingsText(settings), destinationId)
+  }
+
+  /** Rows with their settings column opened (read as plain JSON text). */
+  #opened(rows: DestinationRow[]): DestinationRow[] {
+    return rows.map((row) => ({ ...row, settings: this.#open(row) }))
+  }
+
+  #open(row: DestinationRow): string {
+    return this.#secrets.open(row.settings, row.id, `destination ${row.id}'s settings`)
+  }
+
+  async resealSecrets(): Promise<number> {
+    let resealed = 0
+    for (const row of await this.#sql.destinations.list()) {
+      // Opened first, even when current: a value no configured key opens stops the start here.
+      const plain = this.#open(row)
+      if (!this.#secrets.stale(row.settings)) continue
+      const sealed = this.#secrets.seal(plain, row.id)
+      // Only if unchanged meanwhile (another process resealing, or an update): never undoes a change.
+      if (await this.#sql.destinations.replaceSettings(row.id, row.settings, sealed)) resealed++
+    }
+    return resealed
   }
 
   // --- destinations ---
@@ -56,7 +92,8 @@ export class DeliveriesCore implements DeliveryStore {
         name: input.name,
         type: input.type,
         enabled: input.enabled,
-        settings: settingsText(input.settings),
+        settings: this.#sealed(id, input.settings),
+        routing: routingText(input.settings),
         created_at: now,
         updated_at: now,
       },
@@ -68,13 +105,13 @@ export class DeliveriesCore implements DeliveryStore {
 
   async listDestinations(): Promise<Destination[]> {
     const rows = await this.#sql.destinations.list()
-    return toDestinations(rows, await this.#sql.destinations.connections())
+    return toDestinations(this.#opened(rows), await this.#sql.destinations.connections())
   }
 
   async getDestination(id: string): Promise<Destination | null> {
     const row = await this.#sql.destinations.get(id)
     if (!row) return null
-    return toDestinations([row], await this.#sql.destinations.connections(id))[0]!
+    return toDestinations(this.#opened([row]), await this.#sql.destinations.connections(id))[0]!
   }
 
   async updateDestination(id: string, patch: DestinationPatch): Promise<Destination | null> {
@@ -83,7 +120,8 @@ export class DeliveriesCore implements DeliveryStore {
       {
         name: patch.name ?? null,
         enabled: patch.enabled ?? null,
-        settings: patch.settings ? settingsText(patch.settings) : null,
+        settings: patch.settings ? this.#sealed(id, patch.settings) : null,
+        routing: patch.settings ? routingText(patch.settings) : null,
         updatedAt: Date.now(),
       },
       patch.sourceIds,
@@ -129,6 +167,62 @@ export class DeliveriesCore implements DeliveryStore {
     return this.#sql.deliveries.nextDueAt(destinationId, now)
   }
 
+  // --- batches ---
+
+  async batchCandidates(destinationId: string, limit: number, now: number): Promise<BatchCandidate[]> {
+    if (limit <= 0) return []
+    return toBatchCandidates(await this.#sql.deliveryBatches.candidates(destinationId, limit, now))
+  }
+
+  async formBatches(destinationId: string, groups: number[][], now: number): Promise<number> {
+    const nonEmpty = groups.filter((group) => group.length > 0)
+    if (nonEmpty.length === 0) return 0
+    const formed = await this.#sql.deliveryBatches.form(destinationId, nonEmpty, now)
+    if (formed > 0) this.#changes.committed('deliveries')
+    return formed
+  }
+
+  async claimBatches(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedBatch[]> {
+    if (limit <= 0) return []
+    const { batches, members } = await this.#sql.deliveryBatches.claim(
+      destinationId,
+      limit,
+      now,
+      now + leaseMs,
+    )
+    return toClaimedBatches(destinationId, batches, members)
+  }
+
+  async recordBatchOutcomes(outcomes: BatchOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return
+    const now = Date.now()
+    const { rows, attempts } = toBatchOutcomeRows(outcomes, now)
+    await this.#sql.deliveryBatches.record(rows, attempts, now)
+    this.#changes.committed('deliveries')
+  }
+
+  async releaseBatchClaims(batchIds: number[]): Promise<void> {
+    if (batchIds.length > 0) await this.#sql.deliveryBatches.release(batchIds)
+  }
+
+  async nextBatchDueAt(destinationId: string, now: number): Promise<number | null> {
+    return this.#sql.deliveryBatches.nextDueAt(destinationId, now)
+  }
+
+  async batchPayloads(batchId: number): Promise<Record<string, unknown>[]> {
+    const rows = await this.#sql.deliveryBatches.payloadsOf(batchId)
+    return rows.map((row) => JSON.parse(row.payload) as Record<string, unknown>)
+  }
+
+  async destinationsWithOpenBatches(): Promise<string[]> {
+    return this.#sql.deliveryBatches.openDestinations()
+  }
+
   async listDeliveries(destinationId: string, filter: DeliveryListFilter): Promise<Delivery[]> {
     return this.#withAttempts(await this.#sql.deliveries.list(destinationId, filter))
   }
@@ -149,10 +243,27 @@ export class DeliveriesCore implements DeliveryStore {
   }
 
   async deliveryStats(destinationId: string): Promise<DeliveryStats> {
-    return toDeliveryStats(
-      await this.#sql.deliveries.countByState(destinationId),
-      await this.#sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE),
-    )
+    const [gated] = await this.#sql.destinations.gatedCounts(destinationId)
+    // A batching destination's requests are its batch attempts (each counted once); one that batched
+    // for a while has both kinds, and the sample takes as many of each as there are, up to its size.
+    const single = await this.#sql.attempts.recentLatencies(destinationId, LATENCY_SAMPLE)
+    const batched = await this.#sql.deliveryBatches.recentLatencies(destinationId, LATENCY_SAMPLE)
+    return {
+      ...toDeliveryStats(
+        await this.#sql.deliveries.countByState(destinationId),
+        [...batched, ...single].slice(0, LATENCY_SAMPLE),
+      ),
+      filtered: Number(gated?.filtered ?? 0),
+      sampledOut: Number(gated?.sampled_out ?? 0),
+    }
+  }
+
+  async gatedCounts(): Promise<DestinationGatedCounts[]> {
+    return (await this.#sql.destinations.gatedCounts()).map((row) => ({
+      destinationId: row.destination_id,
+      filtered: Number(row.filtered),
+      sampledOut: Number(row.sampled_out),
+    }))
   }
 
   async deliveryBacklog(): Promise<DestinationBacklog[]> {
@@ -161,7 +272,14 @@ export class DeliveriesCore implements DeliveryStore {
 
   async #withAttempts(rows: DeliveryRow[]): Promise<Delivery[]> {
     if (rows.length === 0) return []
-    return toDeliveries(rows, await this.#sql.attempts.ofDeliveries(rows.map((row) => row.id)))
+    const batchIds = [
+      ...new Set(rows.flatMap((row) => (row.batch_id === null ? [] : [Number(row.batch_id)]))),
+    ]
+    return toDeliveries(
+      rows,
+      await this.#sql.attempts.ofDeliveries(rows.map((row) => row.id)),
+      batchIds.length > 0 ? await this.#sql.deliveryBatches.attemptsOf(batchIds) : [],
+    )
   }
 }
 

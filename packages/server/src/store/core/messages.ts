@@ -44,6 +44,16 @@ export class MessagesCore implements MessageStore {
     return row ? toStoredMessage(row) : null
   }
 
+  async recentMessages(
+    sourceIds: string[],
+    limit: number,
+    from: number,
+    to: number,
+  ): Promise<StoredMessage[]> {
+    if (sourceIds.length === 0 || limit <= 0) return []
+    return (await this.#sql.messages.recent(sourceIds, limit, from, to)).map(toStoredMessage)
+  }
+
   async countMessages(sourceId?: string): Promise<number> {
     return this.#sql.messages.count(sourceId)
   }

@@ -9,6 +9,7 @@
  * What a new table costs — its migration and SQL module in each backend, its module in ../tables/,
  * and its area's methods in the contract and here — is listed step by step in ../README.md.
  */
+import type { ConfigStore } from '../../domain/config-store.ts'
 import type { ClaimRequest, DeliveryOutcome, DeliveryStore } from '../../domain/delivery-store.ts'
 import type { MessageStore } from '../../domain/message-store.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
@@ -17,9 +18,11 @@ import type { ProfileStore } from '../../domain/profile-store.ts'
 import type { SeriesStore } from '../../domain/series-store.ts'
 import type { SourceStore } from '../../domain/source-store.ts'
 import type { TokenStore } from '../../domain/token-store.ts'
+import { SecretBox } from '../../lib/secret-box.ts'
 import type { Store, StoreAreas, StoreEvent, StoreLifecycle, StoreWatch } from '../store.ts'
 import type { ClaimRow } from '../tables/deliveries.ts'
 import { type ChangeListener, Changes } from './changes.ts'
+import { ConfigCore } from './config.ts'
 import { claimRows, DeliveriesCore, recordOutcomesClaimingRows } from './deliveries.ts'
 import { MessagesCore } from './messages.ts'
 import { applyMigrations } from './migrations.ts'
@@ -29,6 +32,7 @@ import { ProfilesCore } from './profiles.ts'
 import { SeriesCore } from './series.ts'
 import { lookUpWriteKey, SourcesCore } from './sources.ts'
 import type { StoreSql } from './store-sql.ts'
+import { StoredSecrets } from './stored-secrets.ts'
 import { TokensCore } from './tokens.ts'
 import { WriteKeyCache } from './write-key-cache.ts'
 
@@ -44,6 +48,7 @@ export const AREAS = {
   profiles: ProfilesCore,
   tokens: TokensCore,
   series: SeriesCore,
+  config: ConfigCore,
 } satisfies { [Area in keyof StoreAreas]: abstract new (...args: never[]) => StoreAreas[Area] }
 
 type Areas = { [Area in keyof typeof AREAS]: InstanceType<(typeof AREAS)[Area]> }
@@ -74,9 +79,21 @@ const STORE_NAMES: Record<Store['kind'], string> = { sqlite: 'SQLite', postgres:
 /** The dedupe window when none is given: the configuration's default. */
 const DEFAULT_DEDUPE_WINDOW_MS = DEFAULT_DEDUPE_WINDOW_HOURS * 3_600_000
 
+/** Secret keys as the store is given them: base64 of 32 bytes each. */
+export interface SecretKeys {
+  current: string
+  previous?: string | undefined
+}
+
 export interface StoreCoreOptions {
   /** Messages repeating a messageId received this recently are duplicates. Default 24 h. */
   dedupeWindowMs?: number | undefined
+  /**
+   * The keys destinations' settings are encrypted with at rest (lib/secret-box.ts), base64 of 32 bytes
+   * each: `current` seals and opens, `previous` (during a rotation) only opens. Default: none, settings
+   * stored in clear (the server always gives one: store/secret-keys.ts).
+   */
+  secretKeys?: SecretKeys | undefined
   /** Carries this store's committed changes to other processes (PostgreSQL NOTIFY). */
   publish?: ChangeListener
   /**
@@ -101,7 +118,8 @@ export interface StoreCore<Kind extends Store['kind'] = Store['kind']>
     PrivacyStore,
     ProfileStore,
     TokenStore,
-    SeriesStore {}
+    SeriesStore,
+    ConfigStore {}
 
 /** `Kind` names the backend, so `SqliteStore` and `PostgresStore` are told apart by `kind`. */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the static block defines every merged method (see above).
@@ -138,23 +156,30 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     this.changes = new Changes(options.publish)
     this.writeKeys = options.writeKeyCache
       ? new WriteKeyCache(
-          (writeKey) => lookUpWriteKey(sql.sources, writeKey),
+          (writeKey) => lookUpWriteKey(sql.sources, secrets, writeKey),
           this.changes,
           options.writeKeyCache,
         )
       : null
-    const deliveries = new DeliveriesCore(sql, this.changes)
-    const profiles = new ProfilesCore(
-      sql,
-      options.profileRules({
-        profiles: sql.profiles,
-        computations: sql.computations,
-        destinations: () => deliveries.listDestinations(),
-      }),
-      this.changes,
+    const secrets = new StoredSecrets(
+      options.secretKeys
+        ? new SecretBox(
+            Buffer.from(options.secretKeys.current, 'base64'),
+            options.secretKeys.previous === undefined
+              ? undefined
+              : Buffer.from(options.secretKeys.previous, 'base64'),
+          )
+        : null,
     )
+    const deliveries = new DeliveriesCore(sql, this.changes, secrets)
+    const profileRules = options.profileRules({
+      profiles: sql.profiles,
+      computations: sql.computations,
+      destinations: () => deliveries.listDestinations(),
+    })
+    const profiles = new ProfilesCore(sql, profileRules, this.changes)
     this.areas = {
-      sources: new SourcesCore(sql.sources, this.changes, this.writeKeys),
+      sources: new SourcesCore(sql.sources, this.changes, this.writeKeys, secrets),
       messages: new MessagesCore(sql, this.changes, options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
       deliveries,
       privacy: new PrivacyCore(sql.regulations, this.changes, (userIds, sourceIds) =>
@@ -163,11 +188,15 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       profiles,
       tokens: new TokensCore(sql.tokens),
       series: new SeriesCore(sql.rollups),
+      config: new ConfigCore(sql, profileRules, this.changes, secrets),
     }
   }
 
+  /** Applies the migrations, then seals with the current key every secret stored in clear or under an older one. */
   async migrate(): Promise<void> {
     await applyMigrations(this.#sql.migrations, STORE_NAMES[this.kind])
+    await this.areas.deliveries.resealSecrets()
+    await this.areas.sources.resealWriteKeys()
   }
 
   async ping(): Promise<boolean> {

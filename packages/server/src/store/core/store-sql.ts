@@ -9,7 +9,9 @@
 import type { Store } from '../store.ts'
 import type { AttemptsSql } from '../tables/attempts.ts'
 import type { ComputationsSql } from '../tables/computations.ts'
+import type { ConfigSql } from '../tables/config.ts'
 import type { ClaimDeliveriesSql, DeliveriesSql, RecordOutcomesSql } from '../tables/deliveries.ts'
+import type { DeliveryBatchesSql } from '../tables/delivery-batches.ts'
 import type { DestinationsSql } from '../tables/destinations.ts'
 import type { IngestSql, MessagesSql } from '../tables/messages.ts'
 import type { ProfilesSql } from '../tables/profiles.ts'
@@ -32,12 +34,15 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   destinations: DestinationsSql
   messages: MessagesSql
   deliveries: DeliveriesSql
+  deliveryBatches: DeliveryBatchesSql
   attempts: AttemptsSql
   regulations: RegulationsSql
   tokens: TokensSql
   rollups: RollupsSql
   profiles: ProfilesSql
   computations: ComputationsSql
+  /** Configuration as code's one transaction over sources, destinations and computations. */
+  config: ConfigSql
 
   // The hot statements, one module each.
   ingest: IngestSql

@@ -21,6 +21,8 @@ export interface SweepStatements {
    * (pk at most the profile cursor's high-water mark), with them; returns how many went.
    */
   deleteIfFinal(pks: number[]): Awaitable<number>
+  /** Deletes final batches whose members all went (with their attempts). */
+  dropEmptyBatches(): Awaitable<void>
   /**
    * Deletes up to `limit` dedupe keys received before `before`; returns how many. Only PostgreSQL
    * keeps keys apart from messages (its `dedupe_keys`); SQLite dedupes against messages and has none.
@@ -64,6 +66,7 @@ export async function sweep(
       if (rows.length < SWEEP_CHUNK || expired.length < rows.length) break
       cursor = rows.at(-1)!.pk
     }
+    if (messages > 0) await statements.dropEmptyBatches()
     // Dedupe keys go once older than the window (they only matter inside it), and in any case once
     // older than retention (the caller's contract: retention covers every window it uses).
     const keysBefore = Math.max(olderThan, Date.now() - dedupeWindowMs)

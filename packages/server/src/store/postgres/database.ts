@@ -7,22 +7,20 @@
  * client retries — never a 200 for an unknown outcome. A retry of a message that did commit is dropped
  * by the dedupe rule.
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import pg, { type Pool, type PoolClient, type QueryResultRow } from 'pg'
-import {
-  clientConfig,
-  isRetryable,
-  type PostgresStoreOptions,
-  poolConfig,
-  type StoreLogger,
-} from './connection.ts'
-
-/** Attempts of a statement PostgreSQL rolled back for a deadlock or serialization failure. */
-const MAX_TRIES = 3
+import { clientConfig, type PostgresStoreOptions, poolConfig, type StoreLogger } from './connection.ts'
+import { retryRolledBack } from './rollback-retry.ts'
 
 export class PostgresDatabase {
   readonly options: PostgresStoreOptions
   readonly logger: StoreLogger
   private readonly pool: Pool
+  /**
+   * The connection of the transaction the current async context runs in, if any: statements and
+   * inner transactions started there join it (see `transaction`).
+   */
+  private readonly ambient = new AsyncLocalStorage<PoolClient>()
 
   constructor(options: PostgresStoreOptions, logger: StoreLogger) {
     this.options = options
@@ -38,23 +36,19 @@ export class PostgresDatabase {
 
   /** One statement on any pooled connection (its own transaction); its rows. */
   async query<R extends QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-    return (await this.pool.query<R>(text, values)).rows
+    return (await (this.ambient.getStore() ?? this.pool).query<R>(text, values)).rows
   }
 
   /** One statement on any pooled connection; how many rows it changed. */
   async run(text: string, values: unknown[] = []): Promise<number> {
-    return (await this.pool.query(text, values)).rowCount ?? 0
+    return (await (this.ambient.getStore() ?? this.pool).query(text, values)).rowCount ?? 0
   }
 
-  /** Retries a statement PostgreSQL rolled back as a whole (deadlock, serialization failure). */
-  async retrying<T>(work: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await work()
-      } catch (error) {
-        if (attempt >= MAX_TRIES || !isRetryable(error)) throw error
-      }
-    }
+  /** Runs a statement again while PostgreSQL rolls it back as a whole (rollback-retry.ts). */
+  retrying<T>(work: () => Promise<T>): Promise<T> {
+    // Inside a transaction a failed statement has aborted it: only the outermost caller can start over.
+    if (this.ambient.getStore()) return work()
+    return retryRolledBack(work)
   }
 
   /** Runs `work` on one pooled connection of its own; a connection that saw an error is discarded. */
@@ -77,19 +71,37 @@ export class PostgresDatabase {
     }
   }
 
-  /** Runs `work` in one transaction on one connection; rolls back and rethrows on any error. */
+  /**
+   * Runs `work` in one transaction on one connection; rolls back and rethrows on any error. A
+   * transaction PostgreSQL rolled back as a whole (deadlock, serialization failure) is run again
+   * (rollback-retry.ts): `work` must have no effect outside the database before it returns. Inside
+   * `composedTransaction`, it joins that one (and the outermost transaction is the one run again).
+   */
   transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    return this.withClient(async (client) => {
-      await client.query('BEGIN')
-      try {
-        const result = await work(client)
-        await client.query('COMMIT')
-        return result
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {})
-        throw error
-      }
-    })
+    const outer = this.ambient.getStore()
+    if (outer) return work(outer)
+    return retryRolledBack(() =>
+      this.withClient(async (client) => {
+        await client.query('BEGIN')
+        try {
+          const result = await work(client)
+          await client.query('COMMIT')
+          return result
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {})
+          throw error
+        }
+      }),
+    )
+  }
+
+  /**
+   * Runs `work` in one transaction in which every statement (`query`, `run`) and every inner
+   * `transaction` of this database joins it, so the tables' own writes compose into one larger
+   * transaction (sql/config.ts). Only for work that runs nothing else concurrently.
+   */
+  composedTransaction<T>(work: () => Promise<T>): Promise<T> {
+    return this.transaction((client) => this.ambient.run(client, work))
   }
 
   /** Runs `work` on a new connection outside the pool, with no statement timeout (migrations). */

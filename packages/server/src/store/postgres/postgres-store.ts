@@ -32,7 +32,9 @@ import { ChangeChannel } from './notifications.ts'
 import { postgresAttempts } from './sql/attempts.ts'
 import { postgresClaimDeliveries } from './sql/claim-deliveries.ts'
 import { postgresComputations } from './sql/computations.ts'
+import { postgresConfig } from './sql/config.ts'
 import { postgresDeliveries } from './sql/deliveries.ts'
+import { postgresDeliveryBatches } from './sql/delivery-batches.ts'
 import { postgresDestinations } from './sql/destinations.ts'
 import { postgresIngest } from './sql/ingest.ts'
 import { postgresMessages } from './sql/messages.ts'
@@ -63,6 +65,7 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     destinations: postgresDestinations(db),
     messages: postgresMessages(db),
     deliveries: postgresDeliveries(db),
+    deliveryBatches: postgresDeliveryBatches(db),
     attempts: postgresAttempts(db),
     sweep: postgresSweep(db),
     regulations: postgresRegulations(db),
@@ -70,6 +73,7 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     rollups: postgresRollups(db),
     profiles: postgresProfiles(db),
     computations: postgresComputations(db),
+    config: postgresConfig(db),
     ingest: postgresIngest(db),
     claimDeliveries: postgresClaimDeliveries(db),
     recordOutcomes: postgresRecordOutcomes(db),
@@ -86,6 +90,7 @@ export class PostgresStore extends StoreCore<'postgres'> {
     const channel = new ChangeChannel(db)
     super(postgresSql(db), {
       dedupeWindowMs: options.dedupeWindowMs,
+      secretKeys: options.secretKeys,
       publish: (event) => channel.publish(event),
       // Off until the LISTEN connection is up (listen()): other processes' source changes are only
       // heard through it.

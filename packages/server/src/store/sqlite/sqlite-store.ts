@@ -7,13 +7,16 @@
  */
 
 import { profileRules } from '../../profile/store-rules.ts'
-import { StoreCore, type StoreCoreOptions } from '../core/store-core.ts'
+import { type SecretKeys, StoreCore, type StoreCoreOptions } from '../core/store-core.ts'
 import type { StoreSql } from '../core/store-sql.ts'
+import { existingKeyFile } from '../secret-keys.ts'
 import { SqliteDatabase, type SqliteDatabaseOptions } from './database.ts'
 import { sqliteAttempts } from './sql/attempts.ts'
 import { sqliteClaimDeliveries } from './sql/claim-deliveries.ts'
 import { sqliteComputations } from './sql/computations.ts'
+import { sqliteConfig } from './sql/config.ts'
 import { sqliteDeliveries } from './sql/deliveries.ts'
+import { sqliteDeliveryBatches } from './sql/delivery-batches.ts'
 import { sqliteDestinations } from './sql/destinations.ts'
 import { sqliteIngest } from './sql/ingest.ts'
 import { sqliteMessages } from './sql/messages.ts'
@@ -26,7 +29,15 @@ import { sqliteSources } from './sql/sources.ts'
 import { sqliteSweep } from './sql/sweep.ts'
 import { sqliteTokens } from './sql/tokens.ts'
 
-export interface SqliteStoreOptions extends SqliteDatabaseOptions, Pick<StoreCoreOptions, 'dedupeWindowMs'> {}
+function keyFileKeys(dataDir: string): SecretKeys | undefined {
+  const current = existingKeyFile(dataDir)
+  return current === undefined ? undefined : { current }
+}
+
+/** `secretKeys`: default, the key kept in `dataDir` (`secret-key`) if there is one; else settings in clear. */
+export interface SqliteStoreOptions
+  extends SqliteDatabaseOptions,
+    Pick<StoreCoreOptions, 'dedupeWindowMs' | 'secretKeys'> {}
 
 function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
   return {
@@ -38,6 +49,7 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     destinations: sqliteDestinations(db),
     messages: sqliteMessages(db),
     deliveries: sqliteDeliveries(db),
+    deliveryBatches: sqliteDeliveryBatches(db),
     attempts: sqliteAttempts(db),
     sweep: sqliteSweep(db),
     regulations: sqliteRegulations(db),
@@ -45,6 +57,7 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     rollups: sqliteRollups(db),
     profiles: sqliteProfiles(db),
     computations: sqliteComputations(db),
+    config: sqliteConfig(db),
     ingest: sqliteIngest(db),
     claimDeliveries: sqliteClaimDeliveries(db),
     recordOutcomes: sqliteRecordOutcomes(db),
@@ -58,9 +71,23 @@ export class SqliteStore extends StoreCore<'sqlite'> {
    * No write-key cache: an indexed lookup here costs microseconds. (The threaded store caches on the
    * main thread, where a lookup is a thread hop.)
    */
+  readonly #db: SqliteDatabase
+
   constructor(options: SqliteStoreOptions) {
     const db = new SqliteDatabase(options)
-    super(sqliteSql(db), { dedupeWindowMs: options.dedupeWindowMs, profileRules })
+    super(sqliteSql(db), {
+      dedupeWindowMs: options.dedupeWindowMs,
+      // A store opened on a data directory without a key given (CLI tools, tests) uses the one kept there.
+      secretKeys: options.secretKeys ?? keyFileKeys(options.dataDir),
+      profileRules,
+    })
     this.path = db.path
+    this.#db = db
+  }
+
+  /** Also checkpoints: what the migration resealed leaves no copy in clear in the database file. */
+  override async migrate(): Promise<void> {
+    await super.migrate()
+    this.#db.checkpoint()
   }
 }

@@ -5,8 +5,10 @@
  * in and out, and applies an evaluation — decided by the profile module's rules — in one transaction
  * together with the sync deliveries it decided.
  */
+
 import type { Audience, AudienceNode } from '../../domain/audiences.ts'
 import type { ComputedTrait } from '../../domain/computed-traits.ts'
+import type { GatedCall } from './destinations.ts'
 import type { ProfileEventRow } from './profiles.ts'
 import type { Awaitable } from './sql-types.ts'
 
@@ -89,6 +91,8 @@ export interface EvaluationWrites {
   messages: SyncMessageRow[]
   /** Computations whose evaluation threw: they become `failed` with this error (and stop evaluating). */
   failed: { computation_id: string; error: string }[]
+  /** Identify calls a destination's subscription or filters kept out: counted, not stored. */
+  gated: (GatedCall & { computation_id: string })[]
   now: number
 }
 

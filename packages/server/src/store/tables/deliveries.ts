@@ -34,6 +34,7 @@ export interface DeliveryRow {
   closed_urls: string | null
   created_at: number
   updated_at: number
+  batch_id: number | null
   source_id: string
   message_id: string
   type: string
@@ -165,15 +166,32 @@ export function toOutcomeRows(outcomes: DeliveryOutcome[], now: number): Outcome
   return { deliveries, attempts }
 }
 
-/** Deliveries with their attempts (oldest first), from a delivery query and an attempts query. */
-export function toDeliveries(rows: DeliveryRow[], attemptRows: AttemptRow[]): Delivery[] {
+/**
+ * Deliveries with their attempts (oldest first), from a delivery query and an attempts query; a
+ * delivery in a batch also shows its batch's attempts (`batchAttemptRows`).
+ */
+export function toDeliveries(
+  rows: DeliveryRow[],
+  attemptRows: AttemptRow[],
+  batchAttemptRows: (Omit<AttemptRow, 'delivery_id'> & { batch_id: number })[] = [],
+): Delivery[] {
   const byDelivery = new Map<number, DeliveryAttempt[]>()
   for (const attempt of attemptRows) {
     const list = byDelivery.get(attempt.delivery_id) ?? []
     list.push(toAttempt(attempt))
     byDelivery.set(attempt.delivery_id, list)
   }
+  const byBatch = new Map<number, DeliveryAttempt[]>()
+  for (const attempt of batchAttemptRows) {
+    const id = Number(attempt.batch_id)
+    const list = byBatch.get(id) ?? []
+    list.push(toAttempt({ ...attempt, delivery_id: 0 }))
+    byBatch.set(id, list)
+  }
   return rows.map((row) => {
+    const batchId = row.batch_id === null || row.batch_id === undefined ? null : Number(row.batch_id)
+    const own = byDelivery.get(row.id) ?? []
+    const batched = batchId === null ? [] : (byBatch.get(batchId) ?? [])
     const final = isFinal(row.status as DeliveryStatus)
     return {
       id: row.id,
@@ -186,12 +204,14 @@ export function toDeliveries(rows: DeliveryRow[], attemptRows: AttemptRow[]): De
       status: row.status as DeliveryStatus,
       deadLettered: Boolean(row.dead_lettered),
       attemptCount: row.attempt_count,
+      batchId,
       nextAttemptAt: final ? null : row.next_attempt_at,
       firstAttemptAt: row.first_attempt_at,
       closedUrls: parseUrls(row.closed_urls),
       createdAt: row.created_at,
       updatedAt: row.updated_at,
-      attempts: byDelivery.get(row.id) ?? [],
+      attempts:
+        batched.length === 0 ? own : [...own, ...batched].sort((a, b) => a.attemptedAt - b.attemptedAt),
     }
   })
 }

@@ -19,6 +19,8 @@ export interface MessagesSql {
   /** The newest copy of a message. */
   latest(sourceId: string, messageId: string): Awaitable<MessageRow | undefined>
   count(sourceId: string | undefined): Awaitable<number>
+  /** The newest `limit` messages of the sources received in [from, to), newest first. */
+  recent(sourceIds: string[], limit: number, from: number, to: number): Awaitable<MessageRow[]>
 }
 
 /**

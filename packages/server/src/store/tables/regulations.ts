@@ -12,6 +12,8 @@ import {
   SUBJECT_TYPE,
   type Suppression,
 } from '../../domain/regulations.ts'
+import { gateOfRow, passGate } from '../../route/gates.ts'
+import { type GatedCall, type GatedCountRow, sumGatedCalls } from './destinations.ts'
 import type { Awaitable, Flag } from './sql-types.ts'
 
 export interface RegulationRow {
@@ -56,10 +58,12 @@ export interface AffectedSourceRow {
   source_id: string
 }
 
-/** An enabled Webhooks destination connected to a source. */
+/** An enabled Webhooks destination connected to a source, with its settings (their subscription and filters judge the notification). */
 export interface NotificationTargetRow {
   destination_id: string
   source_id: string
+  routing: string | null
+  updated_at: number | string
 }
 
 /** What creating a regulation does besides storing its row (the core decides it from the type). */
@@ -95,9 +99,13 @@ export interface RegulationsSql {
    * One transaction: takes the oldest regulation with erasure pending (PostgreSQL: SKIP LOCKED), deletes
    * up to `limit` of its users' messages received up to its creation in its sources, with their
    * deliveries and attempts, adds them to its count, and clears `erasure_pending` when fewer than
-   * `limit` were left. Null when no regulation has erasure pending (or all are being erased elsewhere).
+   * `limit` were left. Null when no regulation has erasure pending (or all are being erased elsewhere,
+   * or are in `skip`). A batch that fails once its regulation is chosen throws `ErasureFailed`.
    */
-  eraseNext(limit: number): Awaitable<{ id: string; erased: number; done: boolean } | null>
+  eraseNext(
+    limit: number,
+    skip: readonly string[],
+  ): Awaitable<{ id: string; erased: number; done: boolean } | null>
   /** Deleting regulations whose messages are erased and whose profiles are not yet. */
   profileErasuresDue(): Awaitable<RegulationRow[]>
   /** Records the profiles erased (the largest count wins, should two processes race). */
@@ -113,12 +121,30 @@ export function planDeleteNotifications(
   affected: readonly AffectedSourceRow[],
   targets: readonly NotificationTargetRow[],
   createdAt: number,
-): PlannedNotification[] {
-  return planNotifications(
+): { planned: PlannedNotification[]; gated: GatedCountRow[] } {
+  const gates = new Map(
+    targets.map((row) => [row.destination_id, gateOfRow({ id: row.destination_id, ...row })] as const),
+  )
+  // A destination whose subscription or filters keep a user's notification out does not get it; the
+  // call is counted as any other it keeps out.
+  const gated: GatedCall[] = []
+  const planned = planNotifications(
     affected.map((row) => ({ userId: row.user_id, sourceId: row.source_id })),
     targets.map((row) => ({ destinationId: row.destination_id, sourceId: row.source_id })),
     createdAt,
   )
+    .map((plan) => {
+      const call = JSON.parse(plan.payloadJson) as Record<string, unknown>
+      const destinationIds = plan.destinationIds.filter((id) => {
+        const gate = gates.get(id)
+        const verdict = gate == null ? 'kept' : passGate(gate, call).verdict
+        if (verdict !== 'kept') gated.push({ destination_id: id, verdict })
+        return verdict === 'kept'
+      })
+      return { ...plan, destinationIds }
+    })
+    .filter((plan) => plan.destinationIds.length > 0)
+  return { planned, gated: sumGatedCalls(gated) }
 }
 
 const parseIds = (text: string | null): string[] | null =>

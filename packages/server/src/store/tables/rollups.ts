@@ -37,9 +37,14 @@ export interface RollupsSql {
 
 export const BUCKET_COLUMNS = LATENCY_BUCKET_BOUNDS_MS.map((_, index) => `b${index}`)
 
+/** When the oldest stored attempt was made, batch attempts included. */
+export const EARLIEST_ATTEMPT_SQL = `SELECT MIN(at) AS at FROM (
+  SELECT MIN(attempted_at) AS at FROM attempts UNION ALL SELECT MIN(attempted_at) FROM batch_attempts) AS earliest`
+
 /**
- * Attempts of `[from, to)` per destination and minute, as delivery_rollups rows. `marker(n)` writes the
- * n-th (1-based) parameter: from, to, then (when `oneDestination`) the destination id.
+ * Attempts of `[from, to)` per destination and minute, as delivery_rollups rows; a batch's attempt
+ * (one request for all its messages) counts once. `marker(n)` writes the n-th (1-based) parameter,
+ * which may appear more than once: from, to, then (when `oneDestination`) the destination id.
  */
 export function attemptMinutesSql(marker: (n: number) => string, oneDestination: boolean): string {
   const buckets = LATENCY_BUCKET_BOUNDS_MS.map((bound, index) => {
@@ -54,8 +59,12 @@ export function attemptMinutesSql(marker: (n: number) => string, oneDestination:
       SUM(CASE WHEN status_code BETWEEN 200 AND 299 THEN 1 ELSE 0 END) AS succeeded,
       SUM(CASE WHEN status_code BETWEEN 200 AND 299 THEN 0 ELSE 1 END) AS failed,
       ${buckets.join(',\n      ')}
-    FROM attempts
-    WHERE attempted_at >= ${marker(1)} AND attempted_at < ${marker(2)}${oneDestination ? ` AND destination_id = ${marker(3)}` : ''}
+    FROM (${['attempts', 'batch_attempts']
+      .map(
+        (table) => `SELECT destination_id, attempted_at, status_code, latency_ms FROM ${table}
+      WHERE attempted_at >= ${marker(1)} AND attempted_at < ${marker(2)}${oneDestination ? ` AND destination_id = ${marker(3)}` : ''}`,
+      )
+      .join('\n      UNION ALL ')}) AS window_attempts
     GROUP BY destination_id, attempted_at / ${MINUTE_MS} * ${MINUTE_MS}`
 }
 

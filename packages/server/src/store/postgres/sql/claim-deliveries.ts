@@ -16,7 +16,7 @@ import type { PostgresDatabase } from '../database.ts'
 const CLAIM_SQL = `
 WITH due AS (
   SELECT id FROM deliveries
-  WHERE destination_id = $1 AND status IN ('pending', 'retrying') AND next_attempt_at <= $2
+  WHERE destination_id = $1 AND status IN ('pending', 'retrying') AND next_attempt_at <= $2 AND batch_id IS NULL
     AND (lease_until IS NULL OR lease_until <= $2)
   ORDER BY next_attempt_at, id
   LIMIT $3

@@ -11,8 +11,10 @@ import {
   StaleEvaluation,
   type ValueRow,
 } from '../../tables/computations.ts'
+import { sumGatedCalls } from '../../tables/destinations.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
+import { addGatedCounts } from './destinations.ts'
 
 const REQUEUE = 'ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1'
 
@@ -150,8 +152,9 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
     sent: (profileIds) => byProfiles<SentRow>('computed_sent', profileIds),
     apply: async (writes) => {
       try {
-        // A deadlock between two processes deleting overlapping entries is retried (and then stale).
-        return await db.retrying(() => applyEvaluation(writes))
+        // A deadlock between two processes deleting overlapping entries is retried by the transaction
+        // (and then stale).
+        return await applyEvaluation(writes)
       } catch (error) {
         if (error instanceof StaleEvaluation) return false
         throw error
@@ -169,6 +172,7 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
       // Already evaluated elsewhere, or marked again since: this evaluation is stale.
       if ((done.rowCount ?? 0) !== writes.done.length) throw new StaleEvaluation()
       const { setValues, clearValues, sent, messages, failed, now } = writes
+      await addGatedCounts(client, sumGatedCalls(writes.gated))
       if (failed.length > 0) {
         await client.query(
           `UPDATE computations c SET status = 'failed', error = f.error

@@ -17,7 +17,8 @@ export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
     nextDueAt: async (destinationId, now) => {
       const [row] = await db.query<{ at: number }>(
         `SELECT next_attempt_at AS at FROM deliveries
-         WHERE destination_id = $1 AND status IN ('pending', 'retrying') AND (lease_until IS NULL OR lease_until <= $2)
+         WHERE destination_id = $1 AND status IN ('pending', 'retrying') AND batch_id IS NULL
+           AND (lease_until IS NULL OR lease_until <= $2)
          ORDER BY next_attempt_at LIMIT 1`,
         [pgText(destinationId), now],
       )
@@ -47,19 +48,37 @@ export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
       // A fresh start: a new retry window, every URL open again. attempt_count and the attempts stay as
       // history. Only final deliveries are touched: a pending or retrying one is already scheduled (and
       // may be leased by a worker right now).
-      const reset = `UPDATE deliveries SET status = 'pending', dead_lettered = false, next_attempt_at = $1,
+      // A delivery in a batch replays its whole batch: the batch and every member start again.
+      const fresh = `status = 'pending', dead_lettered = false, next_attempt_at = $1,
         first_attempt_at = NULL, closed_urls = NULL, lease_until = NULL, updated_at = $1`
-      return 'ids' in filter
-        ? db.run(`${reset} WHERE id = ANY($2::bigint[]) AND status IN ('failed', 'delivered')`, [
-            now,
-            filter.ids,
-          ])
-        : db.run(`${reset} WHERE destination_id = $2 AND status = $3 AND created_at >= $4`, [
-            now,
-            pgText(filter.destinationId),
-            filter.status,
-            filter.since ?? 0,
-          ])
+      const [where, params] =
+        'ids' in filter
+          ? ["id = ANY($2::bigint[]) AND status IN ('failed', 'delivered')", [now, filter.ids]]
+          : [
+              'destination_id = $2 AND status = $3 AND created_at >= $4',
+              [now, pgText(filter.destinationId), filter.status, filter.since ?? 0],
+            ]
+      return db.retrying(() =>
+        db.transaction(async (client) => {
+          const alone = await client.query(
+            `UPDATE deliveries SET ${fresh} WHERE ${where} AND batch_id IS NULL`,
+            params,
+          )
+          const batches = await client.query(
+            `UPDATE delivery_batches SET ${fresh}
+             WHERE status IN ('failed', 'delivered')
+               AND id IN (SELECT batch_id FROM deliveries WHERE ${where} AND batch_id IS NOT NULL)
+             RETURNING id`,
+            params,
+          )
+          if (batches.rows.length === 0) return alone.rowCount ?? 0
+          const members = await client.query(
+            `UPDATE deliveries SET ${fresh} WHERE batch_id = ANY($2::bigint[])`,
+            [now, batches.rows.map((row: { id: number }) => row.id)],
+          )
+          return (alone.rowCount ?? 0) + (members.rowCount ?? 0)
+        }),
+      )
     },
     count: async (filter) => {
       const [row] = await db.query<{ n: number }>(

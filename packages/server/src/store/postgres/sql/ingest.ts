@@ -5,7 +5,9 @@
  * the `dedupe_keys` primary key (SQLite can rely on being the only writer; PostgreSQL cannot).
  */
 import { randomInt } from 'node:crypto'
+import type { DestinationType } from '../../../domain/destinations.ts'
 import type { AcceptedMessage } from '../../../domain/message-store.ts'
+import { closedGates, gateOfRow, type RoutingRow } from '../../../route/gates.ts'
 import type { IngestSql } from '../../tables/messages.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
@@ -53,13 +55,16 @@ function packPayloads(payloads: string[]): string {
  * - counted: accepted/duplicate counters, in a random shard ($11) to keep API processes off each
  *   other's row locks.
  * - source_minutes: the per-minute figures of the sources' charts (rollups.ts).
+ * - gated: what destinations' subscriptions and filters kept out ($14: per message, the destinations it
+ *   does not go to, as "id=f" (filtered) or "id=s" (sampled out), decided before the statement by
+ *   route/gates.ts), counted per destination for the accepted messages, in the same random shard.
  */
 const INGEST_SQL = `
 WITH input AS MATERIALIZED (
   SELECT i.*, nextval('messages_pk_seq') AS pk
   FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], string_to_array($5::text, chr(1)), $6::text[],
-      $12::text[], $13::text[])
-    WITH ORDINALITY AS i(source_id, message_id, received_at, type, payload, route_to, user_id, previous_id, ord)
+      $12::text[], $13::text[], $14::text[])
+    WITH ORDINALITY AS i(source_id, message_id, received_at, type, payload, route_to, user_id, previous_id, closed, ord)
 ),
 live_sources AS (
   SELECT id FROM sources WHERE id = ANY ($9::text[]) ORDER BY id FOR KEY SHARE
@@ -92,8 +97,22 @@ created AS (
   SELECT a.pk, t.id, 'pending', $8, $8, $8
   FROM accepted a JOIN targets t ON t.source_id = a.source_id
   WHERE t.type = ANY (string_to_array(a.route_to, ','))
+    AND (a.closed = '' OR NOT (
+      t.id || '=f' = ANY (string_to_array(a.closed, ',')) OR t.id || '=s' = ANY (string_to_array(a.closed, ','))))
   ORDER BY a.pk, t.id
   RETURNING 1
+),
+gated AS (
+  INSERT INTO destination_counters AS g (destination_id, shard, filtered, sampled_out)
+  SELECT x.id, $11, count(*) FILTER (WHERE x.verdict = 'f'), count(*) FILTER (WHERE x.verdict = 's')
+  FROM accepted a
+  CROSS JOIN LATERAL unnest(string_to_array(a.closed, ',')) AS c(entry)
+  CROSS JOIN LATERAL (SELECT split_part(c.entry, '=', 1) AS id, split_part(c.entry, '=', 2) AS verdict) x
+  WHERE a.closed <> '' AND x.id IN (SELECT id FROM targets)
+  GROUP BY x.id
+  ORDER BY x.id
+  ON CONFLICT (destination_id, shard) DO UPDATE
+    SET filtered = g.filtered + EXCLUDED.filtered, sampled_out = g.sampled_out + EXCLUDED.sampled_out
 ),
 counted AS (
   INSERT INTO source_counters AS c (source_id, shard, accepted, duplicates)
@@ -108,6 +127,41 @@ counted AS (
 ${SOURCE_MINUTES_CTE}
 SELECT (SELECT count(*) FROM created) AS deliveries,
        (SELECT COALESCE(array_agg(ord::int), '{}') FROM accepted) AS accepted`
+
+/** Enabled destinations connected to the sources, with their settings, for the gates. */
+const GATED_TARGETS_SQL = `
+SELECT ds.source_id, d.id, d.type, d.routing, d.updated_at
+FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+WHERE ds.source_id = ANY ($1::text[]) AND d.enabled`
+
+/**
+ * Per message, the destinations its source's gates keep it from ("id=f" / "id=s", comma-separated;
+ * '' when none). Read before the statement: a destination changed meanwhile is judged by the settings
+ * it had a moment earlier, as if the call had arrived a moment earlier.
+ */
+async function closedTargets(db: PostgresDatabase, messages: AcceptedMessage[], sourceIds: string[]) {
+  const rows = await db.query<RoutingRow & { source_id: string; type: DestinationType }>(GATED_TARGETS_SQL, [
+    sourceIds,
+  ])
+  const bySource = new Map<
+    string,
+    { id: string; type: DestinationType; gate: ReturnType<typeof gateOfRow> }[]
+  >()
+  for (const row of rows) {
+    const gate = gateOfRow(row)
+    if (gate === null) continue
+    const list = bySource.get(row.source_id) ?? []
+    list.push({ id: row.id, type: row.type, gate })
+    bySource.set(row.source_id, list)
+  }
+  return messages.map((message) => {
+    const targets = bySource.get(message.sourceId)
+    if (targets === undefined) return ''
+    const closed = closedGates(targets, message.routeTo, message.payloadJson)
+    if (closed === null) return ''
+    return [...closed].map(([id, verdict]) => `${id}=${verdict === 'filtered' ? 'f' : 's'}`).join(',')
+  })
+}
 
 export function postgresIngest(db: PostgresDatabase): IngestSql {
   return async (messages, plan, now, duplicatesAfter) => {
@@ -140,6 +194,11 @@ export function postgresIngest(db: PostgresDatabase): IngestSql {
       randomInt(COUNTER_SHARDS),
       unique.map((u) => pgText(u.message.userId ?? null)),
       unique.map((u) => pgText(u.message.previousId ?? null)),
+      await closedTargets(
+        db,
+        unique.map((u) => u.message),
+        sources.map((source) => source.sourceId),
+      ),
     ]
     // One statement is one transaction: it commits as a whole or not at all. A rejected promise here —
     // including a connection cut during the commit — makes the Tracking API answer 5xx, never 200.

@@ -5,6 +5,12 @@ import type { PostgresDatabase } from '../database.ts'
 /** messages on PostgreSQL, outside ingest (ingest.ts) and retention (sweep.ts). */
 export function postgresMessages(db: PostgresDatabase): MessagesSql {
   return {
+    recent: (sourceIds, limit, from, to) =>
+      db.query<MessageRow>(
+        `SELECT * FROM messages WHERE source_id = ANY ($1::text[]) AND received_at >= $2 AND received_at < $3
+         ORDER BY pk DESC LIMIT $4`,
+        [sourceIds.map((id) => pgText(id)), from, to, limit],
+      ),
     latest: async (sourceId, messageId) =>
       (
         await db.query<MessageRow>(

@@ -1,4 +1,10 @@
-import { attemptMinutesSql, BUCKET_COLUMNS, type RollupsSql, toMinuteRow } from '../../tables/rollups.ts'
+import {
+  attemptMinutesSql,
+  BUCKET_COLUMNS,
+  EARLIEST_ATTEMPT_SQL,
+  type RollupsSql,
+  toMinuteRow,
+} from '../../tables/rollups.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 
@@ -15,8 +21,7 @@ export function postgresRollups(db: PostgresDatabase): RollupsSql {
       (
         await db.query<{ through: number }>("SELECT through FROM rollup_progress WHERE name = 'deliveries'")
       )[0]?.through ?? null,
-    earliestAttempt: async () =>
-      (await db.query<{ at: number | null }>('SELECT MIN(attempted_at) AS at FROM attempts'))[0]?.at ?? null,
+    earliestAttempt: async () => (await db.query<{ at: number | null }>(EARLIEST_ATTEMPT_SQL))[0]?.at ?? null,
     rollUp: (from, to) =>
       db.transaction(async (client) => {
         const inserted = await client.query(

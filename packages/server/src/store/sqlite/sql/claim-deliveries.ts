@@ -17,7 +17,7 @@ export function claimIn(db: SqliteDatabase): (spec: ClaimSpec) => ClaimRow[] {
       `UPDATE deliveries SET lease_until = ?, updated_at = ?
        WHERE id IN (
          SELECT id FROM deliveries
-         WHERE destination_id = ? AND status IN ('pending', 'retrying') AND next_attempt_at <= ?
+         WHERE destination_id = ? AND status IN ('pending', 'retrying') AND next_attempt_at <= ? AND batch_id IS NULL
            AND (lease_until IS NULL OR lease_until <= ?)
          ORDER BY next_attempt_at LIMIT ?)
        RETURNING id, message_pk, attempt_count, first_attempt_at, closed_urls`,

@@ -10,7 +10,9 @@ import {
   StaleEvaluation,
   type ValueRow,
 } from '../../tables/computations.ts'
+import { sumGatedCalls } from '../../tables/destinations.ts'
 import type { SqliteDatabase } from '../database.ts'
+import { addGatedCounts } from './destinations.ts'
 import { QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
 
 /** Queues a profile again when it is queued already. */
@@ -155,6 +157,7 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
         // Already evaluated elsewhere, or marked again since: this evaluation is stale.
         if (done !== writes.done.length) throw new StaleEvaluation()
         const { setValues, clearValues, sent, messages, failed, now } = writes
+        addGatedCounts(db, sumGatedCalls(writes.gated))
         for (const { computation_id, error } of failed) {
           run("UPDATE computations SET status = 'failed', error = ? WHERE id = ?", error, computation_id)
         }

@@ -17,7 +17,8 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
       const row = db
         .sql(
           `SELECT next_attempt_at AS at FROM deliveries
-           WHERE destination_id = ? AND status IN ('pending', 'retrying') AND (lease_until IS NULL OR lease_until <= ?)
+           WHERE destination_id = ? AND status IN ('pending', 'retrying') AND batch_id IS NULL
+             AND (lease_until IS NULL OR lease_until <= ?)
            ORDER BY next_attempt_at LIMIT 1`,
         )
         .get(destinationId, now) as { at: number } | undefined
@@ -59,19 +60,39 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
     replay(filter, now) {
       // A fresh start: a new retry window, every URL open again. attempt_count and the attempts stay
       // as history. Only final deliveries are touched: a pending or retrying one is already scheduled.
-      const reset = `UPDATE deliveries SET status = 'pending', dead_lettered = 0, next_attempt_at = ?,
+      // A delivery in a batch replays its whole batch: the batch and every member start again.
+      const fresh = `status = 'pending', dead_lettered = 0, next_attempt_at = ?,
         first_attempt_at = NULL, closed_urls = NULL, lease_until = NULL, updated_at = ?`
-      const { changes } =
+      const [where, params]: [string, SQLInputValue[]] =
         'ids' in filter
-          ? db
-              .sql(
-                `${reset} WHERE id IN (SELECT value FROM json_each(?)) AND status IN ('failed', 'delivered')`,
-              )
-              .run(now, now, JSON.stringify(filter.ids))
-          : db
-              .sql(`${reset} WHERE destination_id = ? AND status = ? AND created_at >= ?`)
-              .run(now, now, filter.destinationId, filter.status, filter.since ?? 0)
-      return Number(changes)
+          ? [
+              "id IN (SELECT value FROM json_each(?)) AND status IN ('failed', 'delivered')",
+              [JSON.stringify(filter.ids)],
+            ]
+          : [
+              'destination_id = ? AND status = ? AND created_at >= ?',
+              [filter.destinationId, filter.status, filter.since ?? 0],
+            ]
+      return db.transaction(() => {
+        const alone = db
+          .sql(`UPDATE deliveries SET ${fresh} WHERE ${where} AND batch_id IS NULL`)
+          .run(now, now, ...params)
+        const batches = (
+          db
+            .sql(
+              `UPDATE delivery_batches SET ${fresh}
+               WHERE status IN ('failed', 'delivered')
+                 AND id IN (SELECT batch_id FROM deliveries WHERE ${where} AND batch_id IS NOT NULL)
+               RETURNING id`,
+            )
+            .all(now, now, ...params) as { id: number }[]
+        ).map((row) => row.id)
+        if (batches.length === 0) return Number(alone.changes)
+        const members = db
+          .sql(`UPDATE deliveries SET ${fresh} WHERE batch_id IN (SELECT value FROM json_each(?))`)
+          .run(now, now, JSON.stringify(batches))
+        return Number(alone.changes) + Number(members.changes)
+      })
     },
     count(filter) {
       const where: string[] = []

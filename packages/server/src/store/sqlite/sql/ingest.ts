@@ -6,14 +6,21 @@
 import type { SQLInputValue } from 'node:sqlite'
 import type { DestinationType } from '../../../domain/destinations.ts'
 import type { AcceptedMessage } from '../../../domain/message-store.ts'
+import { type Gate, GatedCall, gateOfRow, type RoutingRow } from '../../../route/gates.ts'
 import type { IngestSql } from '../../tables/messages.ts'
 import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
 import { dedupeKey } from '../dedupe-key.ts'
+import { addGatedCounts } from './destinations.ts'
 import { addSourceMinutes } from './rollups.ts'
 
 interface RoutingTarget {
   id: string
   type: DestinationType
+  /** Its subscription and filters (route/gates.ts); null when it takes every call. */
+  gate: Gate | null
+  /** Calls of this commit its gate kept out. */
+  filtered: number
+  sampledOut: number
 }
 
 export function sqliteIngest(db: SqliteDatabase): IngestSql {
@@ -96,12 +103,25 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
 
   /** Enabled destinations connected to a source: where its messages may be routed. */
   const routingTargets = (sourceId: string): RoutingTarget[] =>
-    db
-      .sql(
-        `SELECT d.id, d.type FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+    (
+      db
+        .sql(
+          `SELECT d.id, d.type, d.routing, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
          WHERE ds.source_id = ? AND d.enabled = 1`,
-      )
-      .all(sourceId) as unknown as RoutingTarget[]
+        )
+        .all(sourceId) as unknown as (RoutingRow & { type: DestinationType })[]
+    ).map((row) => ({ id: row.id, type: row.type, gate: gateOfRow(row), filtered: 0, sampledOut: 0 }))
+
+  /** What the gates kept from each destination in this commit, [filtered, sampledOut]: one statement. */
+  const countGated = (counts: Map<string, [number, number]>): void =>
+    addGatedCounts(
+      db,
+      [...counts].map(([destination_id, [filtered, sampled_out]]) => ({
+        destination_id,
+        filtered,
+        sampled_out,
+      })),
+    )
 
   return (messages, plan, now, duplicatesAfter) => {
     const countAccepted = db.sql(
@@ -112,6 +132,7 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
     return db.transaction(() => {
       const stored: boolean[] = new Array(messages.length).fill(false)
       let deliveriesCreated = 0
+      const gated = new Map<string, [number, number]>()
       for (const { sourceId, total, firsts } of plan) {
         // Dedupe, inside the write transaction: ids this source stored within the window are dropped.
         const ids = firsts.map((i) => messages[i]!.messageId)
@@ -128,6 +149,7 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
         // The routing decision is made here, once, in the same transaction as the message: a crash
         // after commit can never lose a delivery that should exist.
         const targets = routingTargets(sourceId)
+        const anyGate = targets.some((target) => target.gate !== null)
         for (let at = 0; at < accepted.length; at += ROWS_PER_STATEMENT) {
           const chunk = accepted.slice(at, at + ROWS_PER_STATEMENT)
           const firstPk = insertMessages(
@@ -137,15 +159,32 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
           const deliveries: SQLInputValue[] = []
           for (let k = 0; k < chunk.length; k++) {
             const message = messages[chunk[k]!]!
+            if (!anyGate) {
+              for (const target of targets) {
+                if (message.routeTo.includes(target.type))
+                  deliveries.push(firstPk + k, target.id, now, now, now)
+              }
+              continue
+            }
+            const call = new GatedCall(message.payloadJson)
             for (const target of targets) {
-              if (message.routeTo.includes(target.type))
-                deliveries.push(firstPk + k, target.id, now, now, now)
+              if (!message.routeTo.includes(target.type)) continue
+              const verdict = target.gate === null ? 'kept' : call.verdict(target.gate)
+              if (verdict === 'kept') deliveries.push(firstPk + k, target.id, now, now, now)
+              else if (verdict === 'filtered') target.filtered++
+              else target.sampledOut++
             }
           }
           deliveriesCreated += insertDeliveries(deliveries)
         }
+        for (const target of targets) {
+          if (target.filtered + target.sampledOut === 0) continue
+          const counts = gated.get(target.id) ?? [0, 0]
+          gated.set(target.id, [counts[0] + target.filtered, counts[1] + target.sampledOut])
+        }
         countAccepted.run(accepted.length, total - accepted.length, sourceId)
       }
+      countGated(gated)
       addSourceMinutes(db, messages, stored)
       return { stored, deliveriesCreated }
     })

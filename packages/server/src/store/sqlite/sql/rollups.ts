@@ -2,6 +2,7 @@ import type { SourceMinute } from '../../../domain/series.ts'
 import {
   attemptMinutesSql,
   BUCKET_COLUMNS,
+  EARLIEST_ATTEMPT_SQL,
   type MinuteRow,
   type RollupsSql,
   sourceMinuteCounts,
@@ -22,12 +23,13 @@ export function sqliteRollups(db: SqliteDatabase): RollupsSql {
     )?.through ?? null
   return {
     through,
-    earliestAttempt: () =>
-      (db.sql('SELECT MIN(attempted_at) AS at FROM attempts').get() as { at: number | null }).at,
+    earliestAttempt: () => (db.sql(EARLIEST_ATTEMPT_SQL).get() as { at: number | null }).at,
     rollUp: (from, to) =>
       db.transaction(() => {
         const { changes } = db
-          .sql(`INSERT OR IGNORE INTO delivery_rollups (${columns}) ${attemptMinutesSql(() => '?', false)}`)
+          .sql(
+            `INSERT OR IGNORE INTO delivery_rollups (${columns}) ${attemptMinutesSql((n) => `?${n}`, false)}`,
+          )
           .run(from, to)
         db.sql(
           `INSERT INTO rollup_progress (name, through) VALUES ('deliveries', ?)
@@ -44,7 +46,7 @@ export function sqliteRollups(db: SqliteDatabase): RollupsSql {
       ),
     live: (destinationId, from, to) =>
       minutes(
-        attemptMinutesSql(() => '?', true),
+        attemptMinutesSql((n) => `?${n}`, true),
         from,
         to,
         destinationId,

@@ -25,6 +25,13 @@ export function sqliteSweep(db: SqliteDatabase): SweepSql {
               )
               .run(JSON.stringify(pks)).changes,
           ),
+        // Their attempts go by FK cascade.
+        dropEmptyBatches: () => {
+          db.sql(
+            `DELETE FROM delivery_batches WHERE status IN ('delivered', 'failed')
+             AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.batch_id = delivery_batches.id)`,
+          ).run()
+        },
         // Dedupe looks ids up among stored messages (ingest.ts): there are no keys to expire.
         expireDedupeKeys: () => 0,
       }),

@@ -1,0 +1,101 @@
+/**
+ * A destination's mapping: a JSON object in Segment's mapping language (`@path`, `@template`, `@if`,
+ * `@literal`, `@arrayPath`, `@case`, `@replace`, … nested in plain objects and arrays), applied to the
+ * call; its result is the body sent. Run by Segment's own implementation, `transform` from
+ * `@segment/actions-core`'s mapping kit, so a mapping copied from a Segment Actions destination gives
+ * the same body here.
+ *
+ * The package's ESM build does not load under Node (its imports have no file extensions), so the
+ * CommonJS build is required; its mapping kit loads `liquidjs` (for `@liquid`) without declaring it,
+ * which is why Sluice lists that package itself.
+ */
+import { createRequire } from 'node:module'
+import { isJsonObject } from './json-object.ts'
+import { escapePointerToken } from './json-pointer.ts'
+
+// Typed here rather than from the package's declarations: those pull in an older @types/node of its own,
+// whose globals clash with the project's.
+const require = createRequire(import.meta.url)
+const { transform } = require('@segment/actions-core/mapping-kit') as {
+  transform: (mapping: Record<string, unknown>, data: Record<string, unknown>) => Record<string, unknown>
+}
+const validateMapping = (
+  require('@segment/actions-core/mapping-kit/validate') as {
+    default: (mapping: unknown) => void
+  }
+).default
+
+/** Largest mapping accepted, in bytes of its JSON text. */
+export const MAX_MAPPING_BYTES = 32 * 1024
+
+export type Mapping = Record<string, unknown>
+
+/** Why a mapping was refused: `pointer` is a JSON pointer inside the mapping ('' for the whole). */
+export class MappingError extends Error {
+  readonly pointer: string
+  constructor(pointer: string, message: string) {
+    super(message)
+    this.name = 'MappingError'
+    this.pointer = pointer
+  }
+}
+
+/** Throws `MappingError` naming the first offending place (unknown directive, two directives in one object, …). */
+export function checkMapping(mapping: unknown): asserts mapping is Mapping {
+  if (!isJsonObject(mapping)) {
+    throw new MappingError('', 'the mapping must be an object, e.g. {"event": {"@path": "$.event"}}.')
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(mapping), 'utf8')
+  if (bytes > MAX_MAPPING_BYTES) {
+    throw new MappingError(
+      '',
+      `the mapping is ${bytes} bytes of JSON; at most ${MAX_MAPPING_BYTES} are allowed.`,
+    )
+  }
+  checkAt(mapping, '')
+}
+
+/**
+ * The kit's validator checks objects but passes over arrays, whose items `transform` resolves all the
+ * same; so each object inside an array is checked too, with its pointer.
+ */
+function checkAt(value: unknown, pointer: string): void {
+  if (isJsonObject(value)) {
+    validateAt(value, pointer)
+    for (const [key, child] of Object.entries(value))
+      findArrays(child, `${pointer}/${escapePointerToken(key)}`)
+  } else {
+    findArrays(value, pointer)
+  }
+}
+
+function findArrays(value: unknown, pointer: string): void {
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) checkAt(item, `${pointer}/${index}`)
+  } else if (isJsonObject(value)) {
+    for (const [key, child] of Object.entries(value))
+      findArrays(child, `${pointer}/${escapePointerToken(key)}`)
+  }
+}
+
+function validateAt(mapping: Record<string, unknown>, at: string): void {
+  try {
+    validateMapping(mapping)
+  } catch (error) {
+    // The kit reports several problems as one iterable error (aggregate-error's); the first is enough to fix.
+    const first =
+      typeof error === 'object' && error !== null && Symbol.iterator in error
+        ? [...(error as Iterable<unknown>)][0]
+        : error
+    const text = first instanceof Error ? first.message : String(first)
+    // Its messages start with the path: "/a/b should only have one @-prefixed key …".
+    const space = text.indexOf(' ')
+    const pointer = text.startsWith('/') && space > 0 ? text.slice(0, space).replace(/\/$/, '') : ''
+    throw new MappingError(`${at}${pointer}`, space > 0 ? text.slice(space + 1) : text)
+  }
+}
+
+/** The body for one call; throws (with the mapping kit's reason) when the mapping fails on this call. */
+export function applyMapping(mapping: Mapping, call: Record<string, unknown>): Record<string, unknown> {
+  return transform(mapping, call)
+}

@@ -1,0 +1,154 @@
+/**
+ * The batches of a batching destination through the store contract, on every backend: formed from
+ * due deliveries (each delivery in one batch at most, even with two handles forming at once), leased,
+ * recorded onto every member, and replayed as a unit.
+ */
+import assert from 'node:assert/strict'
+import { describe, test } from 'node:test'
+import type { BatchOutcome, ClaimedBatch } from '../../src/domain/delivery-store.ts'
+import { attempt, message, type OpenedStore, type StoreBackend } from './contract.ts'
+
+const BATCHING = { maxEvents: 10, maxBytes: 512_000, maxWaitMs: 0 }
+
+function batchOutcome(batch: ClaimedBatch, overrides: Partial<BatchOutcome> = {}): BatchOutcome {
+  const now = Date.now()
+  return {
+    batchId: batch.id,
+    attempts: [attempt({ attemptedAt: now })],
+    status: 'delivered',
+    deadLettered: false,
+    nextAttemptAt: null,
+    firstAttemptAt: batch.firstAttemptAt ?? now,
+    closedUrls: [],
+    ...overrides,
+  }
+}
+
+export function batchContract(backend: StoreBackend): void {
+  const withStore = (name: string, body: (opened: OpenedStore) => Promise<void>) =>
+    test(name, async () => {
+      const opened = await backend.open()
+      try {
+        await body(opened)
+      } finally {
+        await opened.cleanup()
+      }
+    })
+
+  async function batchingBacklog({ store }: OpenedStore, count: number) {
+    const source = await store.createSource({ name: 'Batches', enabled: true })
+    const destination = await store.createDestination({
+      name: 'Batched hooks',
+      type: 'webhooks',
+      enabled: true,
+      sourceIds: [source.id],
+      settings: {
+        webhooks: [{ url: 'https://example.com/hook', headers: {} }],
+        sharedSecret: null,
+        batching: BATCHING,
+      },
+    })
+    await store.ingest(Array.from({ length: count }, (_, i) => message(source, `b-${i}`)))
+    return { source, destination }
+  }
+
+  describe(`store contract, batches: ${backend.name}`, () => {
+    withStore('batching settings are stored and read back', async (opened) => {
+      const { destination } = await batchingBacklog(opened, 0)
+      assert.deepEqual((await opened.store.getDestination(destination.id))?.settings.batching, BATCHING)
+    })
+
+    withStore(
+      'two handles forming batches at once put each delivery in one batch at most',
+      async (opened) => {
+        const { store } = opened
+        const { destination } = await batchingBacklog(opened, 40)
+        const other = await opened.second()
+        const now = Date.now() + 1
+        const [mine, theirs] = await Promise.all([
+          store.batchCandidates(destination.id, 100, now),
+          other.batchCandidates(destination.id, 100, now),
+        ])
+        assert.equal(mine.length, 40)
+        const groups = (ids: number[]) => [ids.slice(0, 20), ids.slice(20)]
+        await Promise.all([
+          store.formBatches(destination.id, groups(mine.map((c) => c.id)), now),
+          other.formBatches(destination.id, groups(theirs.map((c) => c.id).reverse()), now),
+        ])
+        assert.deepEqual(
+          await store.batchCandidates(destination.id, 100, now),
+          [],
+          'every delivery is in a batch',
+        )
+        // Batched deliveries are never claimed one by one.
+        assert.deepEqual(await store.claimDeliveries(destination.id, 100, now, 30_000), [])
+        assert.equal(await store.nextDueAt(destination.id, now), null)
+
+        const claimed = await store.claimBatches(destination.id, 100, now, 30_000)
+        const members = claimed.flatMap((batch) => batch.members.map((member) => member.id))
+        assert.equal(members.length, 40)
+        assert.equal(new Set(members).size, 40, 'no delivery in two batches')
+        assert.deepEqual(await other.claimBatches(destination.id, 100, now, 30_000), [], 'leased')
+        // A lease that ran out (its process died) makes the batch claimable again.
+        const later = now + 30_001
+        assert.equal((await other.claimBatches(destination.id, 100, later, 30_000)).length, claimed.length)
+      },
+    )
+
+    withStore(
+      'an outcome is recorded on the batch and every member; a replay of one member replays the batch',
+      async (opened) => {
+        const { store } = opened
+        const { destination } = await batchingBacklog(opened, 3)
+        const now = Date.now() + 1
+        const candidates = await store.batchCandidates(destination.id, 10, now)
+        assert.equal(await store.formBatches(destination.id, [candidates.map((c) => c.id)], now), 1)
+        assert.equal(await store.nextBatchDueAt(destination.id, now), now)
+        assert.deepEqual(await store.destinationsWithOpenBatches(), [destination.id])
+        const [batch] = await store.claimBatches(destination.id, 10, now, 30_000)
+        assert.ok(batch)
+        assert.deepEqual(
+          batch.members.map((member) => member.payload.messageId),
+          ['b-0', 'b-1', 'b-2'],
+        )
+        await store.recordBatchOutcomes([
+          batchOutcome(batch, {
+            status: 'failed',
+            deadLettered: true,
+            attempts: [attempt({ statusCode: 503, errorKind: 'http' })],
+          }),
+        ])
+        const listed = await store.listDeliveries(destination.id, { limit: 10 })
+        assert.equal(listed.length, 3)
+        for (const delivery of listed) {
+          assert.equal(delivery.batchId, batch.id)
+          assert.equal(delivery.status, 'failed')
+          assert.equal(delivery.deadLettered, true)
+          assert.equal(delivery.attemptCount, 1)
+          assert.deepEqual(
+            delivery.attempts.map((a) => a.statusCode),
+            [503],
+          )
+        }
+        assert.deepEqual(await store.destinationsWithOpenBatches(), [])
+        assert.equal((await store.deliveryStats(destination.id)).deadLettered, 3)
+
+        assert.equal(await store.replayDeliveries({ ids: [listed[0]!.id] }, now + 10), 3, 'the whole batch')
+        for (const delivery of await store.listDeliveries(destination.id, { limit: 10 })) {
+          assert.equal(delivery.status, 'pending')
+          assert.equal(delivery.deadLettered, false)
+        }
+        const [again] = await store.claimBatches(destination.id, 10, now + 10, 30_000)
+        assert.equal(again?.id, batch.id)
+        assert.equal(again?.members.length, 3)
+        assert.equal(again?.firstAttemptAt, null, 'a fresh retry window')
+        await store.recordBatchOutcomes([batchOutcome(again!)])
+        assert.equal(
+          await store.replayDeliveries({ destinationId: destination.id, status: 'delivered' }, now + 20),
+          3,
+        )
+        assert.equal(await store.countDeliveries({ destinationId: destination.id, status: 'pending' }), 3)
+      },
+    )
+  })
+}
