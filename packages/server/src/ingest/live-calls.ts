@@ -100,7 +100,12 @@ export class LiveCalls {
 const TOO_LARGE = { note: `This call is larger than ${MAX_MESSAGE_BYTES / 1024} KB and is not shown.` }
 
 function tooLargeToShow(call: unknown): boolean {
-  return Buffer.byteLength(JSON.stringify(call) ?? '') > MAX_MESSAGE_BYTES
+  try {
+    return Buffer.byteLength(JSON.stringify(call) ?? '') > MAX_MESSAGE_BYTES
+  } catch {
+    // Nested too deep to serialize (rejected for it): too large to show as well.
+    return true
+  }
 }
 
 function typeOf(call: unknown): string | undefined {

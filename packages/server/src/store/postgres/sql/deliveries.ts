@@ -7,9 +7,8 @@ import type { PostgresDatabase } from '../database.ts'
  * (record-outcomes.ts).
  */
 export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
-  const withMessage = `SELECT d.*, m.source_id, m.message_id, m.type, m.payload::jsonb ->> 'userId' AS user_id,
-      COALESCE(m.payload::jsonb ->> 'event', m.payload::jsonb ->> 'name') AS label
-     FROM deliveries d JOIN messages m ON m.pk = d.message_pk`
+  const withMessage =
+    'SELECT d.*, m.source_id, m.message_id, m.type, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk'
   return {
     async release(ids) {
       await db.query('UPDATE deliveries SET lease_until = NULL WHERE id = ANY($1::bigint[])', [ids])
