@@ -33,7 +33,9 @@ import type {
   ProfileSearchAnswer,
   Regulation,
   RegulationList,
+  Replay,
   ReplayAnswer,
+  ReplayList,
   ReplayQuery,
   SavedDestination,
   Session,
@@ -41,6 +43,7 @@ import type {
   Source,
   SourceList,
   SourceSeries,
+  StartReplayBody,
   SuppressionList,
   TestSendAnswer,
   TokenList,
@@ -61,6 +64,8 @@ export const keys = {
   /** Every page and filter of one destination's deliveries. */
   deliveries: (destinationId: string) => ['deliveries', destinationId],
   deliveryRequest: (deliveryId: number) => ['delivery-request', deliveryId],
+  /** A destination's replays of stored calls. */
+  replays: (destinationId: string) => ['replays', destinationId],
   series: (path: string, range: SeriesRange) => ['series', path, range.label],
   tokens: ['tokens'],
   regulations: ['regulations'],
@@ -120,6 +125,11 @@ export const queries = {
     queryOptions({
       queryKey: keys.deliveryRequest(deliveryId),
       queryFn: () => get<DeliveryRequest>(`/deliveries/${deliveryId}/request`),
+    }),
+  replays: (destinationId: string) =>
+    queryOptions({
+      queryKey: keys.replays(destinationId),
+      queryFn: () => get<ReplayList>(`/destinations/${destinationId}/replays`),
     }),
   tokens: () => queryOptions({ queryKey: keys.tokens, queryFn: () => get<TokenList>('/tokens') }),
   regulations: () =>
@@ -185,6 +195,12 @@ export const changes = {
     send<TestSendAnswer>('POST', `/destinations/${destinationId}/test`),
   replayDeliveries: (destinationId: string, query: ReplayQuery) =>
     send<ReplayAnswer>('POST', `/destinations/${destinationId}/replay${queryString(query)}`),
+  /** Stored calls of a window sent to the destination again (a replay that runs in the background). */
+  startReplay: (destinationId: string, body: StartReplayBody) =>
+    send<Replay>('POST', `/destinations/${destinationId}/replays`, body),
+  /** Answers once nothing more of the replay can be sent. */
+  cancelReplay: (destinationId: string, replayId: string) =>
+    send<Replay>('DELETE', `/destinations/${destinationId}/replays/${replayId}`),
   replayDelivery: (deliveryId: number) => send<Delivery>('POST', `/deliveries/${deliveryId}/replay`),
   createToken: (body: CreateTokenBody) => send<CreatedToken>('POST', '/tokens', body),
   revokeToken: (id: string) => send<void>('DELETE', `/tokens/${id}`),

@@ -4,7 +4,7 @@
  * form starts from the saved values; the secret is never shown, and left empty it stays as it is.
  * Every field shows the API's error about it, in the form's own words.
  */
-import type { Destination, SavedDestination } from '@sluice/server/api'
+import type { Destination, Replay, SavedDestination } from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useId, useState } from 'react'
 import { changes, keys, queries } from '../api/queries.ts'
@@ -16,6 +16,33 @@ import { Loading } from '../ui/lists.tsx'
 import { DeliveryPolicyEditor } from './DeliveryPolicyEditor.tsx'
 
 export const MAX_URLS = 5
+
+const DAY_MS = 86_400_000
+
+/** What "Also send the last N days" did after the save: the replay it started, or why it could not. */
+export interface Backfill {
+  days: number
+  replay: Replay | null
+  error: string | null
+}
+
+/**
+ * Starts the replay of the last `days` days of the sources just connected; its refusal (a window
+ * longer than the retention, say) is told on the destination's page, the destination being saved.
+ */
+async function backfill(destinationId: string, sourceIds: string[], days: number): Promise<Backfill> {
+  const to = Date.now()
+  try {
+    const replay = await changes.startReplay(destinationId, {
+      from: new Date(to - days * DAY_MS).toISOString(),
+      to: new Date(to).toISOString(),
+      sourceIds,
+    })
+    return { days, replay, error: null }
+  } catch (error) {
+    return { days, replay: null, error: error instanceof Error ? error.message : String(error) }
+  }
+}
 
 interface HeaderRow {
   name: string
@@ -41,7 +68,8 @@ export function DestinationForm({
 }: {
   /** The saved destination to change; none: a new one. */
   destination?: Destination
-  onSaved: (saved: SavedDestination) => void
+  /** `backfill`: when "Also send the last N days" was asked for, the replay it started. */
+  onSaved: (saved: SavedDestination, backfill: Backfill | null) => void
 }) {
   const queryClient = useQueryClient()
   const sources = useQuery(queries.sources())
@@ -52,48 +80,56 @@ export function DestinationForm({
   const [secret, setSecret] = useState('')
   const [removeSecret, setRemoveSecret] = useState(false)
   const [enabled, setEnabled] = useState(destination?.enabled ?? true)
+  const [backfillDays, setBackfillDays] = useState('')
   const [policy, setPolicy] = useState<PolicyDraft>(() => policyDraft(destination?.settings))
   const secretSet = destination?.settings.sharedSecretSet ?? false
   const save = useMutation({
-    mutationFn: () => {
-      const webhooks = urls.map((row) => ({
-        url: row.url.trim(),
-        headers: Object.fromEntries(
-          row.headers.filter((h) => h.name.trim()).map((h) => [h.name.trim(), h.value]),
-        ),
-      }))
-      if (!editing) {
-        return changes.createDestination({
-          name,
-          type: 'webhooks',
-          enabled,
-          sourceIds,
-          settings: {
-            webhooks,
-            sharedSecret: secret === '' ? null : secret,
-            ...toPolicySettings(policy, false),
-          },
-        })
+    mutationFn: async () => {
+      const saved = await saveDestination()
+      // Only the sources connected now: the others' calls were sent as they came.
+      const added = sourceIds.filter((id) => !(destination?.sourceIds ?? []).includes(id))
+      const days = Number(backfillDays)
+      return {
+        saved,
+        backfill: days > 0 && added.length > 0 ? await backfill(saved.id, added, days) : null,
       }
-      // Left empty, the secret is not sent: the API keeps it.
-      const sharedSecret = removeSecret
-        ? { sharedSecret: null }
-        : secret === ''
-          ? {}
-          : { sharedSecret: secret }
-      return changes.updateDestination(destination.id, {
-        name,
-        enabled,
-        sourceIds,
-        settings: { webhooks, ...sharedSecret, ...toPolicySettings(policy, true) },
-      })
     },
-    onSuccess: (saved) => {
+    onSuccess: ({ saved, backfill }) => {
       queryClient.setQueryData(keys.destination(saved.id), saved)
       void queryClient.invalidateQueries({ queryKey: keys.destinations })
-      onSaved(saved)
+      void queryClient.invalidateQueries({ queryKey: keys.replays(saved.id) })
+      onSaved(saved, backfill)
     },
   })
+  function saveDestination() {
+    const webhooks = urls.map((row) => ({
+      url: row.url.trim(),
+      headers: Object.fromEntries(
+        row.headers.filter((h) => h.name.trim()).map((h) => [h.name.trim(), h.value]),
+      ),
+    }))
+    if (!editing) {
+      return changes.createDestination({
+        name,
+        type: 'webhooks',
+        enabled,
+        sourceIds,
+        settings: {
+          webhooks,
+          sharedSecret: secret === '' ? null : secret,
+          ...toPolicySettings(policy, false),
+        },
+      })
+    }
+    // Left empty, the secret is not sent: the API keeps it.
+    const sharedSecret = removeSecret ? { sharedSecret: null } : secret === '' ? {} : { sharedSecret: secret }
+    return changes.updateDestination(destination.id, {
+      name,
+      enabled,
+      sourceIds,
+      settings: { webhooks, ...sharedSecret, ...toPolicySettings(policy, true) },
+    })
+  }
   const updateUrl = (index: number, change: Partial<UrlRow>) =>
     setUrls(urls.map((row, at) => (at === index ? { ...row, ...change } : row)))
   const submit = (event: FormEvent) => {
@@ -130,6 +166,19 @@ export function DestinationForm({
           </p>
         )}
       </CheckboxList>
+      <div className="card">
+        <TextField
+          label="Also send the last N days"
+          type="number"
+          value={backfillDays}
+          onChange={setBackfillDays}
+          hint={
+            editing
+              ? 'Optional. For the sources you connect now: their calls of the last N days are sent too, as a replay that lets live calls go first. Empty: only new calls.'
+              : 'Optional. The calls these sources sent in the last N days are sent too, as a replay that lets live calls go first. Empty: only new calls.'
+          }
+        />
+      </div>
       <fieldset className="card">
         <legend>3. URLs (up to {MAX_URLS})</legend>
         <p className="hint">

@@ -5,7 +5,8 @@ import { ApiError } from '../api/client.ts'
 import { changes, keys, queries } from '../api/queries.ts'
 import { Deliveries } from '../components/Deliveries.tsx'
 import { DeliveryCharts } from '../components/DeliveryCharts.tsx'
-import { DestinationForm } from '../components/DestinationForm.tsx'
+import { type Backfill, DestinationForm } from '../components/DestinationForm.tsx'
+import { Replays } from '../components/Replays.tsx'
 import { TestEvent } from '../components/TestEvent.tsx'
 import { attemptsByUrl } from '../model/url-attempts.ts'
 import { navigate } from '../router.ts'
@@ -17,11 +18,18 @@ import { AdminOnly, Loading, TableScroll } from '../ui/lists.tsx'
 import { NotFound } from './NotFound.tsx'
 
 /** Destinations just saved in this page load, with the save's warnings: told once on their page. */
-const justSaved = new Map<string, { created: boolean; warnings: NonNullable<SavedDestination['warnings']> }>()
+const justSaved = new Map<
+  string,
+  { created: boolean; warnings: NonNullable<SavedDestination['warnings']>; backfill: Backfill | null }
+>()
 
 /** Says on the destination's page that it was saved, with the warnings (URLs Sluice will refuse to dial). */
-export function rememberSaved(saved: SavedDestination, created: boolean): void {
-  justSaved.set(saved.id, { created, warnings: saved.warnings ?? [] })
+export function rememberSaved(
+  saved: SavedDestination,
+  created: boolean,
+  backfill: Backfill | null = null,
+): void {
+  justSaved.set(saved.id, { created, warnings: saved.warnings ?? [], backfill })
 }
 
 /** The save to tell of on this page, once: leaving the page and coming back shows it no more. */
@@ -83,8 +91,8 @@ function EditDestination({ destination }: { destination: Destination }) {
       {canWrite ? (
         <DestinationForm
           destination={destination}
-          onSaved={(saved) => {
-            rememberSaved(saved, false)
+          onSaved={(saved, backfill) => {
+            rememberSaved(saved, false, backfill)
             navigate(`/destinations/${saved.id}`)
           }}
         />
@@ -152,6 +160,16 @@ function Overview({ destination: data }: { destination: Destination }) {
             {data.enabled ? 'Enabled: calls of its sources are sent from now on.' : 'Saved, disabled.'}{' '}
             {saved.created && 'Try it with "Send test event".'}
           </p>
+          {saved.backfill?.replay && (
+            <p>
+              Also sending the last {saved.backfill.days} days of the sources connected: see Replays below.
+            </p>
+          )}
+          {saved.backfill?.error && (
+            <p className="warning" role="alert">
+              The last {saved.backfill.days} days could not be sent: {saved.backfill.error}
+            </p>
+          )}
           {saved.warnings.map((warning) => (
             <p key={warning.field} className="warning" role="alert">
               {warning.message}
@@ -188,6 +206,7 @@ function Overview({ destination: data }: { destination: Destination }) {
       <PolicySummary destination={data} />
       <UrlList destination={data} />
       <DeliveryCharts destinationId={id} />
+      <Replays destinationId={id} />
       <Deliveries destinationId={id} />
     </section>
   )

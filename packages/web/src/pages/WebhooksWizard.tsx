@@ -16,8 +16,8 @@ export function WebhooksWizard() {
       <h1>Set up Webhooks</h1>
       {canWrite ? (
         <DestinationForm
-          onSaved={(saved) => {
-            rememberSaved(saved, true)
+          onSaved={(saved, backfill) => {
+            rememberSaved(saved, true, backfill)
             navigate(`/destinations/${saved.id}`)
           }}
         />
