@@ -35,7 +35,7 @@ for (const backend of backends) {
         const { messageId } = JSON.parse(body.toString('utf8')) as { messageId: string }
         seen.set(messageId, (seen.get(messageId) ?? 0) + 1)
       }
-      setTimeout(() => res.writeHead(200).end('ok'), 10)
+      setTimeout(() => res.writeHead(200).end('ok'), 30)
     })
     const env: Record<string, string> = {
       SLUICE_DATA_DIR: dataDir,
