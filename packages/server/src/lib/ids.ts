@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 
 /** Resource ids: a readable prefix plus 12 random bytes in hex. */
-export function newId(prefix: 'src' | 'dst' | 'reg' | 'tok' | 'prf' | 'ctr' | 'aud'): string {
+export function newId(prefix: 'src' | 'dst' | 'reg' | 'tok' | 'prf' | 'ctr' | 'aud' | 'evt'): string {
   return `${prefix}_${randomBytes(12).toString('hex')}`
 }
 
