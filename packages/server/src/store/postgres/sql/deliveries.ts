@@ -79,6 +79,30 @@ export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
         }),
       )
     },
+    deadLetterWaiting: (destinationId, startedBefore, now) => {
+      const expired = `destination_id = $2 AND status IN ('pending', 'retrying')
+        AND (lease_until IS NULL OR lease_until <= $1) AND COALESCE(first_attempt_at, created_at) <= $3`
+      const dead = "status = 'failed', dead_lettered = true, lease_until = NULL, updated_at = $1"
+      const params = [now, pgText(destinationId), startedBefore]
+      return db.retrying(() =>
+        db.transaction(async (client) => {
+          const alone = await client.query(
+            `UPDATE deliveries SET ${dead} WHERE ${expired} AND batch_id IS NULL`,
+            params,
+          )
+          const batches = await client.query(
+            `UPDATE delivery_batches SET ${dead} WHERE ${expired} RETURNING id`,
+            params,
+          )
+          if (batches.rows.length === 0) return alone.rowCount ?? 0
+          const members = await client.query(
+            `UPDATE deliveries SET ${dead} WHERE batch_id = ANY($2::bigint[])`,
+            [now, batches.rows.map((row: { id: number }) => row.id)],
+          )
+          return (alone.rowCount ?? 0) + (members.rowCount ?? 0)
+        }),
+      )
+    },
     count: async (filter) => {
       const [row] = await db.query<{ n: number }>(
         `SELECT count(*) AS n FROM deliveries
