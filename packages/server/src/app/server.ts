@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 import { type Config, ConfigError } from '../config.ts'
+import { AlertSender } from '../deliver/alert-sender.ts'
 import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
 import { InvalidDocumentError } from '../domain/config-document.ts'
@@ -111,6 +112,14 @@ export async function createSluice(
     concurrencyPerDestination: config.deliveryConcurrency,
     metrics,
     tracing,
+    ...(config.autoDisableHourMs === undefined ? {} : { hourMs: config.autoDisableHourMs }),
+  })
+  const alerts = new AlertSender({
+    store,
+    sender,
+    logger,
+    retry: config.retry,
+    leaseMs: config.deliveryLeaseMs,
   })
   const groupCommit = new GroupCommit(store, {
     // PostgreSQL commits in parallel on separate pooled connections; SQLite has a single writer.
@@ -308,6 +317,7 @@ export async function createSluice(
       if (config.role !== 'worker') housekeeper.start()
       if (config.role !== 'api') {
         engine.start()
+        alerts.start()
         await profiles.start()
       }
       await erasure.start()
@@ -321,6 +331,7 @@ export async function createSluice(
         groupCommit,
         profiles,
         engine,
+        alerts,
         sender,
         tracing,
         privacy,
