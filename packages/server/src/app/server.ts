@@ -5,6 +5,7 @@ import { AlertSender } from '../deliver/alert-sender.ts'
 import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
 import { InvalidDocumentError } from '../domain/config-document.ts'
+import { readEndpointHealth } from '../domain/endpoint-health.ts'
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors.ts'
 import { GroupCommit } from '../ingest/group-commit.ts'
 import { LiveCalls } from '../ingest/live-calls.ts'
@@ -38,6 +39,8 @@ import { isAppNavigation, registerWebApp, sendAppShell } from './web-app.ts'
 
 /** The largest body read for any request; the Tracking API keeps its own, smaller limits. */
 const MANAGEMENT_BODY_LIMIT = 1024 * 1024
+/** Attempts per destination the health metrics read at a scrape (the API reads more; a scrape is frequent). */
+const METRICS_HEALTH_SAMPLE = 200
 
 /** `SLUICE_TRUST_PROXY` as Fastify takes it: a hop count becomes "the nearest N proxies". */
 function trustedProxies(
@@ -84,6 +87,10 @@ export async function createSluice(
     ? createMetrics({
         backlog: () => store.deliveryBacklog(),
         gatedCounts: () => store.gatedCounts(),
+        endpointHealth: async () =>
+          (await readEndpointHealth(store, undefined, METRICS_HEALTH_SAMPLE)).flatMap(
+            ({ destination, health }) => health.map((each) => ({ destinationId: destination.id, ...each })),
+          ),
         ingestQueue: () => ({ bytes: ingestQueue.bytes, messages: ingestQueue.messages }),
       })
     : NO_METRICS

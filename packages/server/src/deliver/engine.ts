@@ -69,7 +69,10 @@ export interface DeliveryEngineOptions {
   hourMs?: number
 }
 
-/** How often a destination whose every URL is disabled has its expired waiting deliveries dead-lettered. */
+/**
+ * How often, at most, a destination whose every URL is disabled has its expired waiting deliveries
+ * dead-lettered (a quarter of the retry window when that is shorter).
+ */
 const WAIT_EXPIRY_CHECK_MS = 60_000
 
 /**
@@ -371,7 +374,8 @@ export class DeliveryEngine {
     await this.releaseReady(slot)
     if (anyEnabled) return pausedUntil
     // Every URL disabled: the deliveries wait for an operator, but not past their retry window.
-    if (now - slot.expiryCheckedAt >= WAIT_EXPIRY_CHECK_MS) {
+    const checkEvery = Math.min(WAIT_EXPIRY_CHECK_MS, Math.max(10, this.retry.windowMs / 4))
+    if (now - slot.expiryCheckedAt >= checkEvery) {
       slot.expiryCheckedAt = now
       const expired = await this.store.deadLetterWaiting(slot.destination.id, now - this.retry.windowMs, now)
       if (expired > 0) {
@@ -382,7 +386,7 @@ export class DeliveryEngine {
         this.endpoints.deadLettered(slot.destination, expired)
       }
     }
-    return now + WAIT_EXPIRY_CHECK_MS
+    return now + checkEvery
   }
 
   /** True when none of the destination's URLs can take requests for a while: claim nothing for it. */

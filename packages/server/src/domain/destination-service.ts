@@ -11,7 +11,7 @@ import {
   type DestinationType,
   destinationNotFound,
 } from './destinations.ts'
-import { type EndpointHealth, endpointHealth, HEALTH_SAMPLE } from './endpoint-health.ts'
+import { type EndpointHealth, readEndpointHealth } from './endpoint-health.ts'
 import { ValidationError } from './errors.ts'
 import type { HealthStore } from './health-store.ts'
 import { requireDestination } from './lookups.ts'
@@ -138,15 +138,7 @@ export class DestinationService {
 
   /** Read, not kept: the URLs' shared states and the destination's newest attempts (endpoint-health.ts). */
   private async health(destination: Destination): Promise<EndpointHealth[]> {
-    const [states, attempts] = await Promise.all([
-      this.store.endpointStates(),
-      this.store.recentAttempts(destination.id, HEALTH_SAMPLE),
-    ])
-    return endpointHealth(
-      destination.settings.webhooks.map(({ url }) => url),
-      states.filter((state) => state.destinationId === destination.id),
-      attempts,
-      Date.now(),
-    )
+    const [read] = await readEndpointHealth(this.store, [destination])
+    return read?.health ?? []
   }
 }

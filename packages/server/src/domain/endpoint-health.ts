@@ -10,7 +10,9 @@
  * The figures come from the destination's newest `HEALTH_SAMPLE` single and batch attempts: a URL that
  * failed more often than that in a row shows that many consecutive failures and no last success.
  */
-import type { AttemptSummary, EndpointState } from './health-store.ts'
+import type { DeliveryStore } from './delivery-store.ts'
+import type { Destination } from './destinations.ts'
+import type { AttemptSummary, EndpointState, HealthStore } from './health-store.ts'
 
 export type EndpointHealthState = 'healthy' | 'failing' | 'disabled'
 
@@ -71,4 +73,25 @@ export function endpointHealth(
       disabledReason: state?.disabledReason ?? null,
     }
   })
+}
+
+/** Each destination's URL health, read from the store (every destination when `destinations` is omitted). */
+export async function readEndpointHealth(
+  store: DeliveryStore & HealthStore,
+  destinations?: readonly Destination[],
+  sample = HEALTH_SAMPLE,
+): Promise<{ destination: Destination; health: EndpointHealth[] }[]> {
+  const [all, states] = await Promise.all([destinations ?? store.listDestinations(), store.endpointStates()])
+  const now = Date.now()
+  return Promise.all(
+    all.map(async (destination) => ({
+      destination,
+      health: endpointHealth(
+        destination.settings.webhooks.map(({ url }) => url),
+        states.filter((state) => state.destinationId === destination.id),
+        await store.recentAttempts(destination.id, sample),
+        now,
+      ),
+    })),
+  )
 }

@@ -69,9 +69,23 @@ export interface MetricsOptions {
   backlogCacheMs?: number
   /** Reads what destinations' subscriptions and filters kept out, at scrape time (cached as the backlog). */
   gatedCounts?: () => Promise<DestinationGatedCounts[]>
+  /** Every destination URL's health, from the shared store at scrape time (cached as the backlog). */
+  endpointHealth?: () => Promise<UrlHealthSample[]>
   /** The in-flight ingest queue, read at scrape time. */
   ingestQueue: () => { bytes: number; messages: number }
 }
+
+/** One URL's health, as the metrics show it. */
+export interface UrlHealthSample {
+  destinationId: string
+  url: string
+  state: 'healthy' | 'failing' | 'disabled'
+  consecutiveFailures: number
+  /** Share of its requests in the last hour that succeeded; null when none was sent. */
+  successRate1h: number | null
+}
+
+const URL_STATES = ['healthy', 'failing', 'disabled'] as const
 
 const NO_OP_SOURCE: SourceCallCounters = {
   accepted() {},
@@ -201,6 +215,44 @@ export function createMetrics(options: MetricsOptions): Metrics {
         this.labels(row.destinationId, 'filtered').inc(row.filtered)
         this.labels(row.destinationId, 'sampled_out').inc(row.sampledOut)
       }
+    },
+  })
+  const health = new CachedReader(
+    async () => (await options.endpointHealth?.()) ?? [],
+    options.backlogCacheMs ?? 5_000,
+  )
+  new Gauge({
+    name: 'sluice_destination_url_state',
+    help: "Each destination URL's health: 1 for its state (healthy, failing, disabled), 0 for the others, from the shared store.",
+    labelNames: ['destination', 'url', 'state'] as const,
+    registers,
+    async collect() {
+      this.reset()
+      for (const row of await health.read())
+        for (const state of URL_STATES)
+          this.labels(row.destinationId, row.url, state).set(row.state === state ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'sluice_destination_url_consecutive_failures',
+    help: 'Failed requests to a destination URL since its last success, from the shared store.',
+    labelNames: ['destination', 'url'] as const,
+    registers,
+    async collect() {
+      this.reset()
+      for (const row of await health.read())
+        this.labels(row.destinationId, row.url).set(row.consecutiveFailures)
+    },
+  })
+  new Gauge({
+    name: 'sluice_destination_url_success_ratio_1h',
+    help: 'Share of the requests to a destination URL in the last hour that got a 2xx (absent when none was sent).',
+    labelNames: ['destination', 'url'] as const,
+    registers,
+    async collect() {
+      this.reset()
+      for (const row of await health.read())
+        if (row.successRate1h !== null) this.labels(row.destinationId, row.url).set(row.successRate1h)
     },
   })
   new Gauge({
