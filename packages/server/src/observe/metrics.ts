@@ -78,7 +78,8 @@ export interface MetricsOptions {
 /** One URL's health, as the metrics show it. */
 export interface UrlHealthSample {
   destinationId: string
-  url: string
+  /** Its place in `settings.webhooks`, from 0: the label (URLs may carry secrets, so they never are one). */
+  urlIndex: number
   state: 'healthy' | 'failing' | 'disabled'
   consecutiveFailures: number
   /** Share of its requests in the last hour that succeeded; null when none was sent. */
@@ -224,35 +225,35 @@ export function createMetrics(options: MetricsOptions): Metrics {
   new Gauge({
     name: 'sluice_destination_url_state',
     help: "Each destination URL's health: 1 for its state (healthy, failing, disabled), 0 for the others, from the shared store.",
-    labelNames: ['destination', 'url', 'state'] as const,
+    labelNames: ['destination', 'url_index', 'state'] as const,
     registers,
     async collect() {
       this.reset()
       for (const row of await health.read())
         for (const state of URL_STATES)
-          this.labels(row.destinationId, row.url, state).set(row.state === state ? 1 : 0)
+          this.labels(row.destinationId, String(row.urlIndex), state).set(row.state === state ? 1 : 0)
     },
   })
   new Gauge({
     name: 'sluice_destination_url_consecutive_failures',
     help: 'Failed requests to a destination URL since its last success, from the shared store.',
-    labelNames: ['destination', 'url'] as const,
+    labelNames: ['destination', 'url_index'] as const,
     registers,
     async collect() {
       this.reset()
       for (const row of await health.read())
-        this.labels(row.destinationId, row.url).set(row.consecutiveFailures)
+        this.labels(row.destinationId, String(row.urlIndex)).set(row.consecutiveFailures)
     },
   })
   new Gauge({
     name: 'sluice_destination_url_success_ratio_1h',
     help: 'Share of the requests to a destination URL in the last hour that got a 2xx (absent when none was sent).',
-    labelNames: ['destination', 'url'] as const,
+    labelNames: ['destination', 'url_index'] as const,
     registers,
     async collect() {
       this.reset()
       for (const row of await health.read())
-        if (row.successRate1h !== null) this.labels(row.destinationId, row.url).set(row.successRate1h)
+        if (row.successRate1h !== null) this.labels(row.destinationId, String(row.urlIndex)).set(row.successRate1h)
     },
   })
   new Gauge({
