@@ -89,7 +89,8 @@ export async function createSluice(
         gatedCounts: () => store.gatedCounts(),
         endpointHealth: async () =>
           (await readEndpointHealth(store, undefined, METRICS_HEALTH_SAMPLE)).flatMap(
-            ({ destination, health }) => health.map((each, urlIndex) => ({ destinationId: destination.id, urlIndex, ...each })),
+            ({ destination, health }) =>
+              health.map((each, urlIndex) => ({ destinationId: destination.id, urlIndex, ...each })),
           ),
         ingestQueue: () => ({ bytes: ingestQueue.bytes, messages: ingestQueue.messages }),
       })

@@ -253,7 +253,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
     async collect() {
       this.reset()
       for (const row of await health.read())
-        if (row.successRate1h !== null) this.labels(row.destinationId, String(row.urlIndex)).set(row.successRate1h)
+        if (row.successRate1h !== null)
+          this.labels(row.destinationId, String(row.urlIndex)).set(row.successRate1h)
     },
   })
   new Gauge({

@@ -406,7 +406,8 @@ for (const backend of backends) {
       assert.notEqual(shown.body.sharedSecret, secret)
       assert.ok(!shown.body.sharedSecret.includes(secret.slice(6, 20)))
 
-      const down = await receiver(answer(500))
+      let downAnswers = 500
+      const down = await receiver((_req, res) => answer(downAnswers)(_req, res, Buffer.alloc(0)))
       const { source, id } = await destination([`${down.url}/down`])
       await track(source, 3, 'alerting')
       const verifier = new Webhook(secret)
@@ -462,6 +463,40 @@ for (const backend of backends) {
         (n) => n.type === 'destination.url.failing' && n.data.destinationId === id,
       )
       assert.equal(failingNotice?.alertStatus, 'delivered')
+      // Recovered: the URL succeeds again after its alerted streak.
+      downAnswers = 200
+      await track(source, 1, 'recovering')
+      await until(
+        'the recovered alert',
+        delivered,
+        (list) =>
+          list.some((a) => a.body.type === 'destination.url.recovered' && a.body.data.destinationId === id),
+        5_000,
+      )
+      // Regulations: a suppression finishes at once, a deletion once erased.
+      for (const regulationType of ['SUPPRESS_ONLY', 'DELETE_ONLY']) {
+        const regulation = await sluice.api('POST', '/api/v1/regulations', {
+          regulationType,
+          subjectIds: [`alert-${regulationType}`],
+        })
+        assert.equal(regulation.status, 201, JSON.stringify(regulation.body))
+        await until(
+          `the regulation.finished alert (${regulationType})`,
+          delivered,
+          (list) =>
+            list.some(
+              (a) => a.body.type === 'regulation.finished' && a.body.data.regulationId === regulation.body.id,
+            ),
+          10_000,
+        )
+      }
+      for (const { request } of delivered()) {
+        verifier.verify(request.body.toString('utf8'), {
+          'webhook-id': String(request.headers['webhook-id']),
+          'webhook-timestamp': String(request.headers['webhook-timestamp']),
+          'webhook-signature': String(request.headers['webhook-signature']),
+        })
+      }
       const removed = await sluice.api('DELETE', '/api/v1/alerts')
       assert.equal(removed.status, 204)
     })
