@@ -71,8 +71,10 @@ async function measure(tenth: 'healthy' | 'hanging' | 'throttling'): Promise<Run
           }
         }
         const last = stopped.destinations[endpoints - 1]!
-        if (tenth === 'hanging' && last.delivered > 0) problems.push('the never-answering endpoint has deliveries')
-        if (tenth === 'throttling' && last.delivered === 0) problems.push('the throttling endpoint got nothing')
+        if (tenth === 'hanging' && last.delivered > 0)
+          problems.push('the never-answering endpoint has deliveries')
+        if (tenth === 'throttling' && last.delivered === 0)
+          problems.push('the throttling endpoint got nothing')
         return {
           perSecond: rate.perSecond,
           count: rate.count,

@@ -39,9 +39,9 @@ import { NO_TRACING, type Tracing } from '../observe/tracing.ts'
 import type { StoreWatch } from '../store/store.ts'
 import { RateLimit } from './back-pressure.ts'
 import { candidateLimit, planBatches } from './batching.ts'
-import { decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
+import { type DecidedOutcome, decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
 import { EndpointWatch } from './endpoint-watch.ts'
-import { prepareBatchRequest, prepareRequest, sendToOpenUrls } from './fan-out.ts'
+import { type PreparedRequest, prepareBatchRequest, prepareRequest, sendToOpenUrls } from './fan-out.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import type { RetrySettings } from './retry-policy.ts'
 
@@ -310,10 +310,7 @@ export class DeliveryEngine {
       if (ids.has(id)) continue
       // Disabled or deleted: its claimed-but-unsent deliveries go back (kept for when it is enabled).
       this.slots.delete(id)
-      const unsent = slot.ready.splice(0).map((delivery) => delivery.id)
-      if (unsent.length > 0) await this.store.releaseClaims(unsent)
-      const unsentBatches = slot.readyBatches.splice(0).map((batch) => batch.id)
-      if (unsentBatches.length > 0) await this.store.releaseBatchClaims(unsentBatches)
+      await this.releaseReady(slot)
     }
     for (const destination of enabled) {
       const sendsBatches = destination.settings.batching !== undefined || withOpenBatches.has(destination.id)
@@ -443,6 +440,19 @@ export class DeliveryEngine {
   /** The URLs of `urls`' requests are in flight (back-pressure counts them) until `done`. */
   private track(slot: DestinationSlot, urls: readonly string[], delta: 1 | -1): void {
     for (const url of urls) this.endpoints.pressure(slot.destination.id, url).inFlight += delta
+  }
+
+  /** Sends one attempt to `urls`, tells endpoint health, and decides what it means for the delivery or batch. */
+  private async attempt(
+    slot: DestinationSlot,
+    claimed: ClaimedDelivery | ClaimedBatch,
+    request: PreparedRequest,
+    urls: readonly string[],
+  ): Promise<DecidedOutcome> {
+    const { settings } = slot.destination
+    const results = await sendToOpenUrls(this.sender, settings, request, this.leftOut(slot, urls))
+    this.endpoints.observe(slot.destination, results, Date.now())
+    return decideOutcome(claimed, settings, results, Date.now(), this.retry)
   }
 
   /** The URLs an attempt leaves out: closed for it, or not among those that can take it now. */
@@ -579,20 +589,7 @@ export class DeliveryEngine {
         destination.settings,
       )
       const startedAt = performance.now()
-      const results = await sendToOpenUrls(
-        this.sender,
-        destination.settings,
-        request,
-        this.leftOut(slot, urls),
-      )
-      this.endpoints.observe(destination, results, Date.now())
-      const { outcome, deadLetterReason } = decideOutcome(
-        batch,
-        destination.settings,
-        results,
-        Date.now(),
-        this.retry,
-      )
+      const { outcome, deadLetterReason } = await this.attempt(slot, batch, request, urls)
       slot.counters.attempted((performance.now() - startedAt) / 1000, outcome, members.length)
       if (deadLetterReason !== undefined) {
         this.logger.warn(
@@ -696,20 +693,7 @@ export class DeliveryEngine {
       }
       const request = prepareRequest(delivery.payload, destination.settings)
       const startedAt = performance.now()
-      const results = await sendToOpenUrls(
-        this.sender,
-        destination.settings,
-        request,
-        this.leftOut(slot, urls),
-      )
-      this.endpoints.observe(destination, results, Date.now())
-      const { outcome, deadLetterReason } = decideOutcome(
-        delivery,
-        destination.settings,
-        results,
-        Date.now(),
-        this.retry,
-      )
+      const { outcome, deadLetterReason } = await this.attempt(slot, delivery, request, urls)
       slot.counters.attempted((performance.now() - startedAt) / 1000, outcome)
       span.end({ 'sluice.outcome': outcome.deadLettered ? 'dead_lettered' : outcome.status })
       if (deadLetterReason !== undefined) {

@@ -150,14 +150,14 @@ for (const backend of backends) {
         (s) =>
           sampleValue(s, 'sluice_destination_url_state', {
             destination: id,
-            url: `${failing.url}/a`,
+            url_index: '0',
             state: 'failing',
           }) === 1,
       )
       assert.equal(
         sampleValue(samples, 'sluice_destination_url_state', {
           destination: id,
-          url: `${working.url}/b`,
+          url_index: '1',
           state: 'healthy',
         }),
         1,
@@ -165,7 +165,7 @@ for (const backend of backends) {
       assert.equal(
         sampleValue(samples, 'sluice_destination_url_consecutive_failures', {
           destination: id,
-          url: `${failing.url}/a`,
+          url_index: '0',
         }),
         3,
       )
