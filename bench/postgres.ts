@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type CpuReport, measureCpu } from './lib/pg-cpu.ts'
-import { freshDatabase, seedBacklog, seedSource, serverInfo } from './lib/pg-setup.ts'
+import { BENCH_SECRET_KEY, freshDatabase, seedBacklog, seedSource, serverInfo } from './lib/pg-setup.ts'
 import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
@@ -94,6 +94,7 @@ async function ingestPostgres(apiProcesses: number): Promise<Figure> {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-pg-'))
   const env = {
     DATABASE_URL: database.url,
+    SLUICE_SECRET_KEY: BENCH_SECRET_KEY,
     SLUICE_DATA_DIR: dataDir,
     PORT: '0',
     LOG_LEVEL: 'warn',
@@ -157,6 +158,7 @@ async function deliveryPostgres(url: string, workerProcesses: number): Promise<F
   try {
     const env = {
       DATABASE_URL: database.url,
+      SLUICE_SECRET_KEY: BENCH_SECRET_KEY,
       SLUICE_DATA_DIR: dataDir,
       PORT: '0',
       LOG_LEVEL: 'warn',

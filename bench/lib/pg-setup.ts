@@ -5,6 +5,9 @@ import { loadConfig, openStore, type Store } from '@sluice/server'
 import pg from 'pg'
 import { backlogMessages } from './backlog-messages.ts'
 
+/** The secret key every benchmark process on PostgreSQL shares (base64 of 32 bytes). */
+export const BENCH_SECRET_KEY = Buffer.alloc(32, 'b').toString('base64')
+
 export const BENCH_DATABASE_URL =
   process.env.SLUICE_BENCH_DATABASE_URL ??
   process.env.SLUICE_TEST_DATABASE_URL ??
@@ -53,7 +56,12 @@ export async function serverInfo(): Promise<Record<string, string>> {
 /** The store Sluice opens for `url`, migrated, with a pool of `poolSize` connections. */
 function openPostgres(url: string, poolSize: number): Promise<Store> {
   return openStore(
-    loadConfig({ DATABASE_URL: url, SLUICE_PG_POOL_SIZE: String(poolSize), LOG_LEVEL: 'silent' }),
+    loadConfig({
+      DATABASE_URL: url,
+      SLUICE_SECRET_KEY: BENCH_SECRET_KEY,
+      SLUICE_PG_POOL_SIZE: String(poolSize),
+      LOG_LEVEL: 'silent',
+    }),
   )
 }
 

@@ -112,6 +112,14 @@ export interface Config {
    * throttling off. The Tracking API is never throttled.
    */
   authFailuresPerMinute: number
+  /**
+   * `SLUICE_SECRET_KEY`: base64 of 32 random bytes (`openssl rand -base64 32`), the key destinations'
+   * settings are encrypted with at rest. Unset: a key generated at first start and kept in
+   * `<dataDir>/secret-key` (mode 0600); required with `DATABASE_URL`, so every process has the same.
+   */
+  secretKey: string | undefined
+  /** `SLUICE_SECRET_KEY_PREVIOUS`: the key being rotated away from; only read, values move to the new key at start. */
+  secretKeyPrevious: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -190,7 +198,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: integer(env, 'SLUICE_SHUTDOWN_TIMEOUT_MS', 25_000, 1_000, 3_600_000),
     ...clientTimeouts(env),
     authFailuresPerMinute: integer(env, 'SLUICE_AUTH_FAILURES_PER_MINUTE', 20, 0, 100_000),
+    secretKey: secretKey(env, 'SLUICE_SECRET_KEY'),
+    secretKeyPrevious: secretKey(env, 'SLUICE_SECRET_KEY_PREVIOUS'),
   }
+}
+
+/** A secret key setting: base64 (or base64url) of exactly 32 bytes, returned as base64. */
+export function secretKey(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name]?.trim()
+  if (!raw) return undefined
+  const bytes = Buffer.from(raw, 'base64')
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw) || bytes.length !== 32) {
+    throw new ConfigError(
+      name,
+      `must be base64 of exactly 32 random bytes (got ${bytes.length} bytes); make one with: openssl rand -base64 32`,
+    )
+  }
+  return bytes.toString('base64')
 }
 
 /** How long a client may take to send a request's headers, and all of it; checked together. */

@@ -1,7 +1,8 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type Config, ConfigError } from '../config.ts'
 import { newSecretToken } from '../lib/ids.ts'
+import { privateDirectory, privateFiles } from '../lib/private-files.ts'
 
 /** The shortest admin token accepted: 24 characters of `openssl rand -base64 32` carry 144 random bits. */
 export const MIN_ADMIN_TOKEN_LENGTH = 24
@@ -25,13 +26,14 @@ export function checkAdminToken(token: string | undefined): void {
 export async function resolveAdminToken(config: Config): Promise<{ value: string; generated: boolean }> {
   if (config.adminToken) return { value: config.adminToken, generated: false }
   const file = join(config.dataDir, 'admin-token')
+  privateDirectory(config.dataDir)
+  privateFiles(file)
   const existing = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null
     throw error
   })
   if (existing?.trim()) return { value: existing.trim(), generated: false }
   const value = newSecretToken()
-  await mkdir(config.dataDir, { recursive: true })
   // 'wx' fails if another process created it meanwhile; then that token wins.
   try {
     await writeFile(file, `${value}\n`, { mode: 0o600, flag: 'wx' })

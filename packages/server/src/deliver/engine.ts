@@ -283,7 +283,7 @@ export class DeliveryEngine {
         let nextDue: number | null = null
         for (const slot of this.slots.values()) {
           if (!this.running) return
-          const due = await this.fill(slot)
+          const due = await this.fillAlone(slot)
           if (due !== null && (nextDue === null || due < nextDue)) nextDue = due
         }
         this.scheduleTimer(nextDue)
@@ -340,6 +340,22 @@ export class DeliveryEngine {
           rateLimit: perSecond === undefined ? null : new RateLimit(perSecond, now),
           expiryCheckedAt: 0,
         })
+    }
+  }
+
+  /**
+   * `fill`, for one destination alone: a destination whose claim fails is tried again after the poll
+   * interval, and the destinations after it are claimed for all the same.
+   */
+  private async fillAlone(slot: DestinationSlot): Promise<number | null> {
+    try {
+      return await this.fill(slot)
+    } catch (error) {
+      this.logger.error(
+        { err: error, destinationId: slot.destination.id },
+        'delivery engine: claiming failed; retrying shortly',
+      )
+      return Date.now() + this.pollIntervalMs
     }
   }
 
@@ -781,8 +797,9 @@ export class DeliveryEngine {
           await this.claimed(slot, claimed[i] ?? [], want)
         }
       } catch (error) {
+        if (outcomes.length > 1) await this.recordAlone(outcomes)
         // The leases run out and these deliveries are attempted again: at-least-once holds.
-        this.logger.error({ err: error, count: outcomes.length }, 'recording delivery outcomes failed')
+        else this.logger.error({ err: error, count: outcomes.length }, 'recording delivery outcomes failed')
       } finally {
         for (const { slot } of claiming) slot.claiming = false
       }
@@ -792,6 +809,24 @@ export class DeliveryEngine {
       this.wake()
     }
     this.recording = null
+  }
+
+  /**
+   * Records outcomes one by one, after a commit of them together failed: one the store refuses must not
+   * take the others with it (they would be sent again when their leases ran out).
+   */
+  private async recordAlone(outcomes: DeliveryOutcome[]): Promise<void> {
+    for (const outcome of outcomes) {
+      try {
+        await this.store.recordOutcomes([outcome], [])
+      } catch (error) {
+        // Its lease runs out and it is attempted again: at-least-once holds.
+        this.logger.error(
+          { err: error, deliveryId: outcome.deliveryId },
+          'recording a delivery outcome failed',
+        )
+      }
+    }
   }
 
   /**

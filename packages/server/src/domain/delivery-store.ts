@@ -127,6 +127,12 @@ export type ReplayFilter =
   | { destinationId: string; status: ReplayableStatus; since?: number }
 
 export interface DeliveryStore {
+  /**
+   * Seals with the current secret key every destination's settings stored in clear or under the
+   * previous key (a rotation), each only if unchanged meanwhile; answers how many. Throws when a
+   * destination's settings were sealed with a key that is not configured. Run by `migrate`.
+   */
+  resealSecrets(): Promise<number>
   // --- destinations ---
   createDestination(input: NewDestination): Promise<Destination>
   listDestinations(): Promise<Destination[]>

@@ -34,6 +34,31 @@ export interface ErasureScope {
   createdAt: number
 }
 
+/** One request's erasure batch failed (rolled back); `cause` says why. */
+export class ErasureFailed extends Error {
+  readonly regulationId: string
+  /** The cause's SQLSTATE, if any, so a rolled-back transaction can still be recognised as such. */
+  readonly code: string | undefined
+
+  constructor(regulationId: string, cause: unknown) {
+    super(
+      `erasing the messages of ${regulationId} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    )
+    this.name = 'ErasureFailed'
+    this.regulationId = regulationId
+    this.code = (cause as { code?: string } | null)?.code
+  }
+}
+
+/** The regulation whose erasure batch failed, when `error` is an `ErasureFailed` (also one carried across threads). */
+export function failedErasure(error: unknown): string | null {
+  const { name, regulationId } = (error ?? {}) as { name?: unknown; regulationId?: unknown }
+  return name === 'ErasureFailed' && typeof regulationId === 'string' ? regulationId : null
+}
+
 /** One batch of erasure, committed. */
 export interface ErasureStep {
   regulationId: string
@@ -75,10 +100,11 @@ export interface PrivacyStore {
   /** Deletion requests created since `since` or still erasing: what claimed deliveries are checked against. */
   recentErasures(since: number): Promise<ErasureScope[]>
   /**
-   * Erases up to `limit` messages of the oldest deletion request with erasure left (one transaction;
-   * on PostgreSQL a request another process is erasing right now is passed over). Null when none is left.
+   * Erases up to `limit` messages of the oldest deletion request with erasure left, but those in
+   * `skip` (one transaction; on PostgreSQL a request another process is erasing right now is passed
+   * over). Null when none is left. A failure of one request's batch is an `ErasureFailed` naming it.
    */
-  eraseNext(limit: number): Promise<ErasureStep | null>
+  eraseNext(limit: number, skip?: readonly string[]): Promise<ErasureStep | null>
   /**
    * Erases the profiles of the users of deletion requests whose messages are all erased (so the
    * profile worker cannot rebuild them), and records how many went. Returns how many requests it did.

@@ -30,4 +30,10 @@ export interface SourceStore {
   countRejected(sourceId: string, count: number): Promise<void>
   /** Adds to the persistent suppressed-message counter of a source. */
   countSuppressed(sourceId: string, count: number): Promise<void>
+  /**
+   * Seals with the current secret key every write key stored in clear or under the previous key, and
+   * gives rows stored before lookups by hash their hash, each only if unchanged meanwhile; answers how
+   * many. Throws when a write key was sealed with a key that is not configured. Run by `migrate`.
+   */
+  resealWriteKeys(): Promise<number>
 }

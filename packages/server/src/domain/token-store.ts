@@ -20,4 +20,11 @@ export interface TokenStore {
   /** Records a use of the token at `at`. */
   touchToken(id: string, at: number): Promise<void>
   deleteToken(id: string): Promise<boolean>
+  /**
+   * Ends a web-app session before its expiry (sign-out), by the hash of its cookie: every process
+   * sharing the store refuses it from then on. Forgets sessions that have expired anyway.
+   */
+  endSession(sessionHash: string, expiresAt: number): Promise<void>
+  /** Whether the session with this cookie hash was ended by sign-out. */
+  isSessionEnded(sessionHash: string): Promise<boolean>
 }

@@ -86,7 +86,10 @@ export class GroupCommit {
       // the delivery engine is already on them when the requests are answered.
       outcome = await this.store.ingest(all)
     } catch (error) {
-      for (const request of batch) request.reject(error)
+      if (batch.length === 1) batch[0]!.reject(error)
+      // One request's messages may be what the store refused: each request is committed on its own,
+      // so the others are stored and only that one fails.
+      else for (const request of batch) await this.commitAlone(request)
       return
     }
     this.metrics.committed('ingest', (performance.now() - startedAt) / 1000, all.length)
@@ -95,6 +98,14 @@ export class GroupCommit {
       const stored = outcome.stored.slice(offset, offset + request.messages.length)
       offset += request.messages.length
       request.resolve({ stored })
+    }
+  }
+
+  private async commitAlone(request: PendingRequest): Promise<void> {
+    try {
+      request.resolve({ stored: (await this.store.ingest(request.messages)).stored })
+    } catch (error) {
+      request.reject(error)
     }
   }
 }

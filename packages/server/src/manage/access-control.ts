@@ -5,7 +5,8 @@
  *
  * Sessions are stateless: the cookie holds `<token id>.<expiry>.<HMAC>`, signed with a key derived from
  * the admin token (every process sharing a database shares it). Each request still looks the token id
- * up, so revoking a token ends its sessions too, and changing the admin token ends all of them.
+ * up, so revoking a token ends its sessions too, and changing the admin token ends all of them. Sign-out
+ * records the cookie's hash in the store, so the session ends on every process, as a revocation does.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { hashToken } from '../domain/token-service.ts'
@@ -36,6 +37,11 @@ export function isAdminToken(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected))
 }
 
+/** The key a signed-out session is kept under: the cookie itself, hashed. */
+function sessionHash(cookie: string): string {
+  return createHash('sha256').update(cookie).digest('hex')
+}
+
 const ADMIN: Principal = { role: 'admin', tokenId: ADMIN_ID, name: 'Admin token' }
 
 export class AccessControl {
@@ -45,6 +51,8 @@ export class AccessControl {
   private readonly adminToken: string
   private readonly sessionKey: Buffer
   private readonly cache = new Map<string, { principal: Principal | null; until: number }>()
+  /** Whether a session (by cookie hash) was signed out, as last read; trusted like `cache`. */
+  private readonly ended = new Map<string, { ended: boolean; until: number }>()
   private readonly lastUseWritten = new Map<string, number>()
 
   /** `failuresPerMinute`: `SLUICE_AUTH_FAILURES_PER_MINUTE`, default 20 (0: no throttling). */
@@ -82,8 +90,34 @@ export class AccessControl {
     const given = Buffer.from(signature)
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'forged'
     if (!(Number(expires) > now)) return null
+    if (await this.isEnded(cookie)) return null
     if (tokenId === ADMIN_ID) return ADMIN
     return this.cached(`id:${tokenId}`, () => this.store.getToken(tokenId))
+  }
+
+  /**
+   * Signs a session out: from now on its cookie is refused here at once, and on every other process
+   * sharing the store within `TOKEN_CACHE_MS`. A cookie Sluice did not sign, or one expired, needs
+   * nothing.
+   */
+  async endSession(cookie: string, now = Date.now()): Promise<void> {
+    if ((await this.session(cookie, now)) === 'forged') return
+    const expires = Number(cookie.split('.')[1])
+    if (!(expires > now)) return
+    const hash = sessionHash(cookie)
+    await this.store.endSession(hash, expires)
+    this.ended.set(hash, { ended: true, until: expires })
+  }
+
+  private async isEnded(cookie: string): Promise<boolean> {
+    const hash = sessionHash(cookie)
+    const now = Date.now()
+    const hit = this.ended.get(hash)
+    if (hit && hit.until > now) return hit.ended
+    const ended = await this.store.isSessionEnded(hash)
+    if (this.ended.size > 10_000) this.ended.clear()
+    this.ended.set(hash, { ended, until: now + TOKEN_CACHE_MS })
+    return ended
   }
 
   private sign(body: string): string {

@@ -129,6 +129,7 @@ export const currentSessionSchema = {
 export const signOutSchema = {
   tags: tokenTags,
   summary: 'Sign out of the web app',
-  description: 'Clears the session cookie.',
+  description:
+    'Ends the session: its cookie is refused from then on by every Sluice process sharing the database (within 2 s on the others), and clears the cookie.',
   response: { 204: deleted },
 } as const

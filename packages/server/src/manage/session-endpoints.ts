@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { HttpError } from '../lib/errors.ts'
 import { type AccessControl, type Principal, SESSION_MS } from './access-control.ts'
 import { currentSessionSchema, signInSchema, signOutSchema } from './access-schemas.ts'
-import { requireAccess, SESSION_COOKIE } from './auth.ts'
+import { readCookie, requireAccess, SESSION_COOKIE } from './auth.ts'
 
 function setSessionCookie(
   request: FastifyRequest,
@@ -49,6 +49,8 @@ export const sessionEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   )
 
   app.delete('/session', { schema: signOutSchema }, async (request, reply) => {
+    const cookie = readCookie(request, SESSION_COOKIE)
+    if (cookie !== undefined) await access.endSession(cookie)
     setSessionCookie(request, reply, '', 0)
     return reply.code(204).send(null)
   })

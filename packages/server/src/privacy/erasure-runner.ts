@@ -9,7 +9,7 @@
  */
 
 import type { HealthStore } from '../domain/health-store.ts'
-import type { PrivacyStore } from '../domain/privacy-store.ts'
+import { type ErasureStep, failedErasure, type PrivacyStore } from '../domain/privacy-store.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { StoreWatch } from '../store/store.ts'
 import { settleRegulations } from './regulation-settling.ts'
@@ -87,22 +87,47 @@ export class ErasureRunner {
     })
   }
 
+  /**
+   * One pass: erase messages, then profiles, then settle statuses. Each part runs whatever became of
+   * the others, so statuses keep settling (and deliveries' notifications keep counting) while an
+   * erasure fails and is retried on the next pass.
+   */
   private async work(): Promise<void> {
-    try {
+    const attempt = async (part: string, run: () => Promise<unknown>) => {
+      try {
+        await run()
+      } catch (error) {
+        this.logger.error({ err: error }, `privacy: ${part} failed; retrying shortly`)
+      }
+    }
+    await attempt('erasure', async () => {
+      // Requests whose batch failed in this pass: passed over until the next, so they hold up no other.
+      const failed: string[] = []
       for (;;) {
         if (!this.running) return
         const started = performance.now()
-        const step = await this.store.eraseNext(this.batchSize)
-        if (step === null) break
+        let step: ErasureStep | null
+        try {
+          step = await this.store.eraseNext(this.batchSize, failed)
+        } catch (error) {
+          const regulationId = failedErasure(error)
+          if (regulationId === null) throw error
+          this.logger.error(
+            { err: error, regulationId },
+            'privacy: an erasure failed; retrying on the next pass',
+          )
+          failed.push(regulationId)
+          continue
+        }
+        if (step === null) return
         if (step.done) this.logger.info({ regulationId: step.regulationId }, 'privacy: erasure finished')
         const pauseMs = (performance.now() - started) * this.pauseFactor
         await new Promise((resolve) => setTimeout(resolve, pauseMs))
       }
-      // After the messages: a profile erased before them could be rebuilt from them by the profile worker.
-      await this.store.eraseProfilesOfDeletions()
-      await settleRegulations(this.store, Date.now())
-    } catch (error) {
-      this.logger.error({ err: error }, 'privacy: erasure failed; retrying shortly')
-    }
+    })
+    if (!this.running) return
+    // After the messages: a profile erased before them could be rebuilt from them by the profile worker.
+    await attempt('erasing profiles', () => this.store.eraseProfilesOfDeletions())
+    await attempt('settling regulation statuses', () => settleRegulations(this.store, Date.now()))
   }
 }

@@ -12,25 +12,35 @@ import { regulationProgress } from '../domain/regulation-status.ts'
 /** A quiet period no regulation outlives: its event is recorded once. */
 const ONCE = 10 * 365 * 86_400_000
 
-/** Returns how many regulations finished now. */
+/**
+ * Returns how many regulations finished now. One whose status cannot be stored holds up none of the
+ * others: every other is settled, then the failures are thrown together.
+ */
 export async function settleRegulations(store: PrivacyStore & HealthStore, now: number): Promise<number> {
   let finished = 0
+  const failures: unknown[] = []
   for (const regulation of await store.unfinishedRegulations()) {
     const { status, destinations } = regulationProgress(regulation.notifications, regulation.erasurePending)
     if (status === regulation.status) continue
     const final = status !== 'RUNNING'
-    await store.setRegulationStatus(regulation.id, status, final ? { at: now, destinations } : null)
-    if (!final) continue
-    finished++
-    await store.recordOperationalEvent(
-      {
-        type: 'regulation.finished',
-        subject: regulation.id,
-        data: { regulationId: regulation.id, status, destinations },
-      },
-      now,
-      ONCE,
-    )
+    try {
+      await store.setRegulationStatus(regulation.id, status, final ? { at: now, destinations } : null)
+      if (!final) continue
+      finished++
+      await store.recordOperationalEvent(
+        {
+          type: 'regulation.finished',
+          subject: regulation.id,
+          data: { regulationId: regulation.id, status, destinations },
+        },
+        now,
+        ONCE,
+      )
+    } catch (error) {
+      failures.push(error)
+    }
   }
+  if (failures.length > 0)
+    throw new AggregateError(failures, `${failures.length} regulation statuses not stored`)
   return finished
 }

@@ -6,7 +6,8 @@
  * code path and agree exactly, provided calls are folded in arrival order (sums add up in that order).
  */
 import type { ComputedTraitKind, WhereCondition } from '../domain/computed-traits.ts'
-import { matchesAll, valueAt } from './where.ts'
+import { valueAtPath } from '../lib/own-path.ts'
+import { matchesAll } from './where.ts'
 
 /** One call as computations see it. */
 export interface CallFacts {
@@ -83,7 +84,7 @@ export function foldCall(aggregate: Aggregate, scope: AggregateScope, call: Call
   aggregate.count++
   if (call.timestamp < aggregate.oldest) aggregate.oldest = call.timestamp
   if (scope.property === null) return
-  const value = valueAt(call.properties, scope.property)
+  const value = valueAtPath(call.properties, scope.property)
   if (value === undefined || value === null) return
   if (typeof value === 'number' && Number.isFinite(value)) {
     aggregate.sum += value

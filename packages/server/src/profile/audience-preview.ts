@@ -4,6 +4,7 @@
  * a time; nothing is written.
  */
 import { type AudienceNode, eventLeaves } from '../domain/audiences.ts'
+import { setOwn } from '../lib/own-path.ts'
 import type { ProfileSql } from '../store/core/profile-rules.ts'
 import { toComputations } from '../store/tables/computations.ts'
 import { factsFromCalls, MembershipEvaluator } from './audience-membership.ts'
@@ -44,7 +45,7 @@ export async function previewAudience(
       const computed: Record<string, unknown> = {}
       for (const value of valuesOf.get(profile.id) ?? []) {
         const key = keys.get(value.computation_id)
-        if (key !== undefined) computed[key] = JSON.parse(value.value)
+        if (key !== undefined) setOwn(computed, key, JSON.parse(value.value))
       }
       const calls = (callsOf.get(profile.id) ?? []).map(toCallFacts)
       const facts = factsFromCalls(calls, JSON.parse(profile.traits), computed)

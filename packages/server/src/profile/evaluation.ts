@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto'
 import { type Audience, type AudienceNode, eventLeaves } from '../domain/audiences.ts'
 import type { ComputedTrait } from '../domain/computed-traits.ts'
+import { setOwn } from '../lib/own-path.ts'
 import { type Gate, gateOf, passGate } from '../route/gates.ts'
 import type { ProfileSql } from '../store/core/profile-rules.ts'
 import type { ComputationClass, EvaluationWrites, MarkedEventRow } from '../store/tables/computations.ts'
@@ -40,6 +41,7 @@ import {
   usableFor,
   worthKeeping,
 } from './fold.ts'
+import { applyIsolating, withoutComputations } from './isolated-apply.ts'
 
 /** What an evaluation step reads and writes through, and the folds it keeps between steps. */
 export type EvaluationContext = ProfileSql & {
@@ -106,42 +108,40 @@ export async function evaluateQueued(
     }
     const computed: Record<string, unknown> = {}
     for (const trait of computations.traits) {
-      if (plan.failed(trait.id)) continue
-      const value = plan.attempt(trait.id, () => foldedTraitValue(fold, trait, traitKeys.get(trait.id)!))
-      if (value === FAILED) continue
-      if (value !== null) computed[trait.key] = value
-      // Computed traits are sent for identified users only.
-      plan.decide({
-        computation: trait,
-        computationClass: 'computed_trait',
-        profileId,
-        value,
-        speaker: speaker.userId === null ? null : speaker,
+      plan.attempt(trait.id, () => {
+        const value = foldedTraitValue(fold, trait, traitKeys.get(trait.id)!)
+        // Computed traits are sent for identified users only.
+        plan.decide({
+          computation: trait,
+          computationClass: 'computed_trait',
+          profileId,
+          value,
+          speaker: speaker.userId === null ? null : speaker,
+        })
+        if (value !== null) setOwn(computed, trait.key, value)
       })
     }
     const memberships = new MembershipEvaluator(foldFacts(fold, traits, computed), now, definitions)
     for (const audience of computations.audiences) {
-      if (plan.failed(audience.id)) continue
-      const member = plan.attempt(audience.id, () => memberships.memberOf(audience.key))
-      if (member === FAILED) continue
-      const speaks = speaker.userId !== null || (audience.includeAnonymous && speaker.anonymousId !== null)
-      plan.decide({
-        computation: audience,
-        computationClass: 'audience',
-        profileId,
-        value: member ? true : null,
-        sentValue: member,
-        speaker: speaks ? speaker : null,
+      plan.attempt(audience.id, () => {
+        const member = memberships.memberOf(audience.key)
+        const speaks = speaker.userId !== null || (audience.includeAnonymous && speaker.anonymousId !== null)
+        plan.decide({
+          computation: audience,
+          computationClass: 'audience',
+          profileId,
+          value: member ? true : null,
+          sentValue: member,
+          speaker: speaks ? speaker : null,
+        })
       })
     }
   }
-  if (!(await sql.apply(plan.finish()))) return { evaluated: 0, deliveriesCreated: 0 }
+  const writes = await applyIsolating(sql, plan.finish())
+  if (writes === null) return { evaluated: 0, deliveriesCreated: 0 }
   return {
     evaluated: dirty.length,
-    deliveriesCreated: plan.writes.messages.reduce(
-      (total, message) => total + message.destination_ids.length,
-      0,
-    ),
+    deliveriesCreated: writes.messages.reduce((total, message) => total + message.destination_ids.length, 0),
   }
 }
 
@@ -280,9 +280,6 @@ interface Decision {
   speaker: { userId: string | null; anonymousId: string | null } | null
 }
 
-/** What `EvaluationPlan.attempt` answers when the computation threw. */
-const FAILED: unique symbol = Symbol('failed')
-
 /**
  * Collects one evaluation step's writes: changed values, and an identify per destination that needs
  * one. A computation whose evaluation throws, for any profile, is marked failed: none of its writes of
@@ -308,46 +305,35 @@ class EvaluationPlan {
     this.enabled = enabled
   }
 
-  failed(computationId: string): boolean {
-    return this.failures.has(computationId)
-  }
-
-  /** `evaluate`'s answer, or FAILED (and the computation marked failed) when it throws. */
-  attempt<T>(computationId: string, evaluate: () => T): T | typeof FAILED {
+  /**
+   * Runs one computation's evaluation for one profile, unless it failed already in this step; when it
+   * throws, the computation is marked failed (alone: the others go on).
+   */
+  attempt(computationId: string, evaluate: () => void): void {
+    if (this.failures.has(computationId)) return
     try {
-      return evaluate()
+      evaluate()
     } catch (error) {
       this.failures.set(computationId, error instanceof Error ? error.message : String(error))
-      return FAILED
     }
   }
 
   /** The writes, without any of the failed computations' but their failure. */
   finish(): EvaluationWrites {
-    if (this.failures.size === 0) return this.writes
-    const kept = <T extends { computation_id: string }>(rows: T[]) =>
-      rows.filter((row) => !this.failures.has(row.computation_id))
-    const { setValues, clearValues, sent, messages, gated } = this.writes
-    return {
-      ...this.writes,
-      gated: kept(gated),
-      setValues: kept(setValues),
-      clearValues: kept(clearValues),
-      sent: kept(sent),
-      messages: kept(messages),
-      failed: [...this.failures].map(([computation_id, error]) => ({ computation_id, error })),
-    }
+    let writes = this.writes
+    for (const [id, error] of this.failures) writes = withoutComputations(writes, new Set([id]), error)
+    return writes
   }
 
   decide({ computation, computationClass, profileId, value, sentValue = value, speaker }: Decision): void {
     const id = computation.id
-    const valueText = value === null ? null : JSON.stringify(value)
+    const valueText = value === null ? null : storedText(value)
     if (valueText !== (this.values.get(`${id} ${profileId}`) ?? null)) {
       if (valueText === null) this.writes.clearValues.push({ computation_id: id, profile_id: profileId })
       else this.writes.setValues.push({ computation_id: id, profile_id: profileId, value: valueText })
     }
     if (speaker === null) return
-    const sentText = JSON.stringify(sentValue)
+    const sentText = storedText(sentValue)
     // Nothing was sent yet: only a value (for an audience, membership) is worth a first identify.
     const first = value !== null
     const candidates = computation.destinationIds.filter((destinationId) => {
@@ -402,4 +388,16 @@ class EvaluationPlan {
       })
     }
   }
+}
+
+/**
+ * A value as stored: its JSON text. A value that has none (a function, `undefined`) is refused here,
+ * inside its computation's attempt, so that computation fails alone instead of the step's transaction.
+ */
+function storedText(value: unknown): string {
+  const text: string | undefined = JSON.stringify(value)
+  if (typeof text !== 'string') {
+    throw new Error(`its value (${typeof value}) cannot be stored: only JSON values can`)
+  }
+  return text
 }

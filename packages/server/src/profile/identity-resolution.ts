@@ -14,6 +14,7 @@
  * - Identify traits merge trait by trait; for each, the call with the latest `timestamp` wins.
  */
 import { randomBytes } from 'node:crypto'
+import { ownValue, setOwn } from '../lib/own-path.ts'
 import type { MessageRow } from '../store/tables/messages.ts'
 import type {
   IdentityKind,
@@ -230,9 +231,9 @@ class BatchPlanner {
   /** Moves `from` into `into` (traits by time, first/last seen, identities); returns `into`. */
   private merge(from: WorkingProfile, into: WorkingProfile): WorkingProfile {
     for (const [trait, time] of Object.entries(from.traitTimes)) {
-      if (!(time < (into.traitTimes[trait] ?? Number.NEGATIVE_INFINITY))) {
-        into.traits[trait] = from.traits[trait]
-        into.traitTimes[trait] = time
+      if (!(time < traitTime(into, trait))) {
+        setOwn(into.traits, trait, ownValue(from.traits, trait))
+        setOwn(into.traitTimes, trait, time)
       }
     }
     into.firstSeenAt = Math.min(into.firstSeenAt, from.firstSeenAt)
@@ -256,12 +257,18 @@ class BatchPlanner {
     if (typeof traits !== 'object' || traits === null || Array.isArray(traits)) return
     for (const [trait, value] of Object.entries(traits)) {
       // Equal timestamps: the call consumed later wins (arrival order).
-      if (timestamp >= (profile.traitTimes[trait] ?? Number.NEGATIVE_INFINITY)) {
-        profile.traits[trait] = value
-        profile.traitTimes[trait] = timestamp
+      if (timestamp >= traitTime(profile, trait)) {
+        setOwn(profile.traits, trait, value)
+        setOwn(profile.traitTimes, trait, timestamp)
       }
     }
   }
+}
+
+/** When the profile's trait was last set; -Infinity: never (a trait may be named `constructor`). */
+function traitTime(profile: WorkingProfile, trait: string): number {
+  const time = ownValue(profile.traitTimes, trait)
+  return typeof time === 'number' ? time : Number.NEGATIVE_INFINITY
 }
 
 function timeOf(value: unknown): number | null {

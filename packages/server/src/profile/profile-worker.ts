@@ -79,16 +79,12 @@ export class ProfileWorker {
     while (!this.stopped) {
       let pause = this.pollMs
       let wakeable = true
-      try {
-        const work = await this.step()
-        if (work === 'full') continue
-        // Some work, less than a batch: let a few more commits gather before the next step, so a busy
-        // ingest feeds the worker batches rather than one transaction per commit.
-        if (work === 'some') [pause, wakeable] = [GATHER_MS, false]
-      } catch (error) {
-        this.logger.warn({ err: error }, 'profiles: a step failed; retrying')
-        pause = RETRY_AFTER_ERROR_MS
-      }
+      const work = await this.step()
+      if (work === 'full') continue
+      // Some work, less than a batch: let a few more commits gather before the next step, so a busy
+      // ingest feeds the worker batches rather than one transaction per commit.
+      if (work === 'some') [pause, wakeable] = [GATHER_MS, false]
+      if (work === 'failed') pause = RETRY_AFTER_ERROR_MS
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pause)
         this.wake = () => {
@@ -101,17 +97,37 @@ export class ProfileWorker {
     }
   }
 
-  /** One step of each kind: consume, evaluate, and (when due) re-check windows. */
-  private async step(): Promise<'full' | 'some' | 'none'> {
-    const consumed = await this.store.consumeIntoProfiles(this.batchSize)
-    const { evaluated } = await this.store.evaluateComputations(this.batchSize)
+  /**
+   * One step of each kind: consume, evaluate, and (when due) re-check windows. Each runs whatever
+   * became of the others: a kind that keeps failing (store unreachable, say) holds up none of the rest.
+   */
+  private async step(): Promise<'full' | 'some' | 'none' | 'failed'> {
+    let failed = false
+    const attempt = async (kind: string, run: () => Promise<number>): Promise<number> => {
+      try {
+        return await run()
+      } catch (error) {
+        this.logger.warn({ err: error }, `profiles: ${kind} failed; retrying`)
+        failed = true
+        return 0
+      }
+    }
+    const consumed = await attempt('consuming calls', () => this.store.consumeIntoProfiles(this.batchSize))
+    const evaluated = await attempt(
+      'evaluating computations',
+      async () => (await this.store.evaluateComputations(this.batchSize)).evaluated,
+    )
     if (consumed === this.batchSize || evaluated === this.batchSize) return 'full'
     let queued = 0
     const now = Date.now()
     if (now - this.windowsCheckedUpTo >= this.refreshMs) {
-      queued = await this.store.queueWindowEdges(this.windowsCheckedUpTo, now)
-      this.windowsCheckedUpTo = now
+      queued = await attempt('re-checking time windows', async () => {
+        const count = await this.store.queueWindowEdges(this.windowsCheckedUpTo, now)
+        this.windowsCheckedUpTo = now
+        return count
+      })
     }
+    if (failed) return 'failed'
     return consumed > 0 || evaluated > 0 || queued > 0 ? 'some' : 'none'
   }
 }

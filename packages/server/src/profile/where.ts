@@ -4,20 +4,10 @@
  * else does not match. A missing property matches only `!=` and `not_exists`.
  */
 import type { WhereCondition } from '../domain/computed-traits.ts'
-
-/** The value at a dotted path (`address.city`) of an object, or undefined. */
-export function valueAt(properties: Record<string, unknown>, path: string): unknown {
-  if (path in properties) return properties[path]
-  let current: unknown = properties
-  for (const part of path.split('.')) {
-    if (typeof current !== 'object' || current === null || Array.isArray(current)) return undefined
-    current = (current as Record<string, unknown>)[part]
-  }
-  return current
-}
+import { valueAtPath } from '../lib/own-path.ts'
 
 export function matchesAll(properties: Record<string, unknown>, where: readonly WhereCondition[]): boolean {
-  return where.every((condition) => matches(valueAt(properties, condition.property), condition))
+  return where.every((condition) => matches(valueAtPath(properties, condition.property), condition))
 }
 
 function matches(actual: unknown, { op, value }: WhereCondition): boolean {

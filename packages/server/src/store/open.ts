@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
+import { resolveSecretKeys } from './secret-keys.ts'
 import { ThreadedSqliteStore } from './sqlite/threaded-store.ts'
 import type { Store } from './store.ts'
 
@@ -9,6 +10,7 @@ export async function openStore(
   logger: Logger = createLogger(config.logLevel),
 ): Promise<Store> {
   const dedupeWindowMs = config.dedupeWindowHours * 3_600_000
+  const secretKeys = resolveSecretKeys(config)
   if (config.databaseUrl && /^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     // Loaded only here: the embedded SQLite default never pays for the PostgreSQL client's modules.
     const { PostgresStore } = await import('./postgres/postgres-store.ts')
@@ -17,6 +19,7 @@ export async function openStore(
       poolSize: config.postgresPoolSize,
       statementTimeoutMs: config.postgresStatementTimeoutMs,
       dedupeWindowMs,
+      secretKeys,
       logger,
     })
     try {
@@ -37,8 +40,14 @@ export async function openStore(
     dataDir: config.dataDir,
     synchronous: config.sqliteSynchronous,
     dedupeWindowMs,
+    secretKeys,
   })
-  await store.migrate()
+  try {
+    await store.migrate()
+  } catch (error) {
+    await store.close().catch(() => {})
+    throw error
+  }
   logger.debug({ store: store.kind, path: store.path }, 'store ready')
   return store
 }

@@ -153,8 +153,11 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
-/** Polls `condition` until it holds or `timeoutMs` passes. */
-export async function eventually(condition: () => boolean, timeoutMs = 2000): Promise<boolean> {
+/**
+ * Polls `condition` until it holds or `timeoutMs` passes. The default is generous (10 s): it only
+ * bounds a wait that returns as soon as the condition holds, and a loaded machine must not fail it.
+ */
+export async function eventually(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
   const end = Date.now() + timeoutMs
   while (Date.now() < end) {
     if (condition()) return true

@@ -7,6 +7,12 @@ import type { RetrySettings } from '../../src/deliver/retry-policy.ts'
 import type { Source } from '../../src/domain/sources.ts'
 import type { Store } from '../../src/store/store.ts'
 
+/**
+ * The secret key of every test Sluice on PostgreSQL (processes sharing a database need the same one),
+ * and of every spawned one given `DATABASE_URL`: base64 of 32 bytes.
+ */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 's').toString('base64')
+
 /** The admin token of every test Sluice unless overridden (at least 24 characters, as Sluice requires). */
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789'
 
@@ -49,6 +55,7 @@ export async function startTestSluice(
     adminToken: TEST_ADMIN_TOKEN,
     // Test receivers listen on 127.0.0.1.
     allowPrivateDestinations: true,
+    ...(overrides.databaseUrl ? { secretKey: TEST_SECRET_KEY } : {}),
     ...overrides,
     retry: { ...defaults.retry, ...overrides.retry },
     dataDir,

@@ -6,12 +6,14 @@ import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
 import type { AcceptedMessage } from '../../src/domain/message-store.ts'
 import { GroupCommit } from '../../src/ingest/group-commit.ts'
+import { databasePath } from '../../src/store/sqlite/database.ts'
 import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
 import type { Store } from '../../src/store/store.ts'
-import { freshSchema, openPgStore } from '../store/pg.ts'
+import { freshSchema, openPgStore, withAdmin } from '../store/pg.ts'
 
 function message(sourceId: string, messageId: string): AcceptedMessage {
   return {
@@ -46,7 +48,7 @@ function countingConcurrency(store: Store): { store: Store; peak(): number; call
 const backends: {
   name: string
   maxInFlight: number
-  open(): Promise<{ store: Store; close(): Promise<void> }>
+  open(): Promise<{ store: Store; close(): Promise<void>; beside(sql: string): Promise<void> }>
 }[] = [
   {
     name: 'sqlite (one commit at a time)',
@@ -57,6 +59,11 @@ const backends: {
       await store.migrate()
       return {
         store,
+        async beside(sql) {
+          const db = new DatabaseSync(databasePath(dataDir))
+          db.exec(sql)
+          db.close()
+        },
         async close() {
           await store.close()
           await rm(dataDir, { recursive: true, force: true })
@@ -72,6 +79,11 @@ const backends: {
       const store = await openPgStore(fresh.schema, { poolSize: 6 })
       return {
         store,
+        beside: (sql) =>
+          withAdmin(async (client) => {
+            await client.query(`SET search_path TO ${fresh.schema}`)
+            await client.query(sql)
+          }),
         async close() {
           await store.close()
           await fresh.drop()
@@ -143,6 +155,37 @@ for (const backend of backends) {
           'the delivery engine is woken no later than the client is answered',
         )
         await unwatch()
+      } finally {
+        await opened.close()
+      }
+    })
+
+    test('a request the store refuses fails alone: the others of its commit are stored', async () => {
+      const opened = await backend.open()
+      try {
+        const source = await opened.store.createSource({ name: 'pipeline', enabled: true })
+        await opened.beside(
+          backend.maxInFlight === 1
+            ? `CREATE TRIGGER refuse_poison BEFORE INSERT ON messages WHEN NEW.message_id = 'poison'
+               BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`
+            : `CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+               BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
+               CREATE TRIGGER refuse_poison BEFORE INSERT ON messages FOR EACH ROW
+               WHEN (NEW.message_id = 'poison') EXECUTE FUNCTION refuse_poison();`,
+        )
+        // One commit in flight: every request submitted in one turn joins the same commit.
+        const groupCommit = new GroupCommit(opened.store, { maxCommitsInFlight: 1 })
+        const ids = ['fine-1', 'poison', 'fine-2']
+        const results = await Promise.allSettled(
+          ids.map((id) => groupCommit.submit([message(source.id, id)])),
+        )
+        assert.deepEqual(
+          results.map((result) => result.status),
+          ['fulfilled', 'rejected', 'fulfilled'],
+        )
+        assert.match(String((results[1] as PromiseRejectedResult).reason), /refused by the test/)
+        for (const id of ['fine-1', 'fine-2']) assert.ok(await opened.store.getMessage(source.id, id), id)
+        await groupCommit.drain()
       } finally {
         await opened.close()
       }

@@ -182,6 +182,51 @@ describe('access tokens, roles and web-app sessions', () => {
     assert.equal(out.status, 204)
     assert.match(out.headers.get('set-cookie') ?? '', /sluice_session=; .*Max-Age=0/)
   })
+
+  test('sign-out ends the session: the same cookie is refused at once, and after a restart', async () => {
+    const { cookie } = await signIn(sluice.url, sluice.adminToken)
+    const other = await signIn(sluice.url, await createToken(sluice, 'viewer', 'Signed in elsewhere'))
+    const read = (as: string) => fetch(`${sluice.url}/api/v1/sources`, { headers: { cookie: as } })
+    assert.equal((await read(cookie)).status, 200)
+    const out = await fetch(`${sluice.url}/api/v1/session`, { method: 'DELETE', headers: { cookie } })
+    assert.equal(out.status, 204)
+    assert.equal((await read(cookie)).status, 401)
+    assert.equal((await fetch(`${sluice.url}/api/v1/session`, { headers: { cookie } })).status, 401)
+    assert.equal((await read(other.cookie)).status, 200, 'another session goes on')
+
+    await sluice.close()
+    sluice = await startTestSluice({ dataDir: sluice.dataDir })
+    assert.equal((await read(cookie)).status, 401, 'still ended after a restart')
+    assert.equal((await read(other.cookie)).status, 200)
+  })
+})
+
+describe('sign-out across processes sharing PostgreSQL', () => {
+  test('a session signed out on one process is refused by another, like a revoked token', async () => {
+    const database = await freshDatabase()
+    const adminToken = 'shared-admin-token-0123456789'
+    const first = await startTestSluice({ databaseUrl: database.url, adminToken })
+    const second = await startTestSluice({ databaseUrl: database.url, adminToken })
+    try {
+      const { cookie } = await signIn(first.url, adminToken)
+      const read = () => fetch(`${second.url}/api/v1/sources`, { headers: { cookie } })
+      assert.equal((await read()).status, 200)
+      const out = await fetch(`${first.url}/api/v1/session`, { method: 'DELETE', headers: { cookie } })
+      assert.equal(out.status, 204)
+      assert.equal((await fetch(`${first.url}/api/v1/sources`, { headers: { cookie } })).status, 401)
+      // Within the token cache's bound (2 s), as for a revoked token; the poll allows more on a loaded machine.
+      await until(
+        'the other process to refuse the signed-out session',
+        async () => (await read()).status,
+        (s) => s === 401,
+        30_000,
+      )
+    } finally {
+      await first.close()
+      await second.close()
+      await database.drop()
+    }
+  })
 })
 
 describe('token revocation across processes sharing PostgreSQL', () => {

@@ -3,6 +3,7 @@
  * calls it accepted, the deliveries it made), while the backlog gauges come from the shared store, so
  * every process reports the same backlog. Real child processes, a real receiver, the real PostgreSQL.
  */
+
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import { type Sample, sampleValue, scrape } from '../helpers/metrics.ts'
+import { TEST_SECRET_KEY } from '../helpers/sluice.ts'
 import { send, trackCall } from '../helpers/tracking.ts'
 import { until } from '../reliability/helpers.ts'
 import { freshDatabase } from '../store/pg.ts'
@@ -75,6 +77,7 @@ describe('/metrics from two API processes and a worker on one PostgreSQL', () =>
     refusing = await startRefusingReceiver()
     const env = {
       DATABASE_URL: database.url,
+      SLUICE_SECRET_KEY: TEST_SECRET_KEY,
       SLUICE_DATA_DIR: dataDir,
       SLUICE_ADMIN_TOKEN: ADMIN,
       SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',

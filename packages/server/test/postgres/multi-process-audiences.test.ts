@@ -2,6 +2,7 @@
 // profile worker) share the profile cursor and the evaluation queue. Calls go to both; every member
 // gets exactly one `true` identify, and no identify is enqueued twice. Real child processes, a real
 // receiver, the real PostgreSQL.
+
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
+import { TEST_SECRET_KEY } from '../helpers/sluice.ts'
 import { freshDatabase } from '../store/pg.ts'
 import { runCli, type SluiceChild, startRole, stopChild } from './harness.ts'
 
@@ -76,6 +78,7 @@ describe('audiences with two processes on one PostgreSQL', () => {
     receiver = await startIdentifyReceiver()
     const env = {
       DATABASE_URL: database.url,
+      SLUICE_SECRET_KEY: TEST_SECRET_KEY,
       SLUICE_DATA_DIR: dataDir,
       SLUICE_ADMIN_TOKEN: ADMIN,
       SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',

@@ -1,11 +1,13 @@
 // Several Sluice processes on one PostgreSQL, as they run in production: API processes that accept and
 // store, worker processes that deliver. Real child processes, a real receiver, the real PostgreSQL.
+
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
+import { TEST_SECRET_KEY } from '../helpers/sluice.ts'
 import { freshDatabase, withAdmin } from '../store/pg.ts'
 import {
   type CountingReceiver,
@@ -96,6 +98,7 @@ describe('two API processes and two workers on one PostgreSQL', () => {
     receiver = await startCountingReceiver(3)
     env = {
       DATABASE_URL: database.url,
+      SLUICE_SECRET_KEY: TEST_SECRET_KEY,
       SLUICE_DATA_DIR: dataDir,
       SLUICE_ADMIN_TOKEN: ADMIN,
       SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
@@ -282,6 +285,7 @@ describe('PostgreSQL restarts during ingest', () => {
   test('every message acknowledged with 200 is stored and delivered; processes reconnect by themselves', async () => {
     const env = {
       DATABASE_URL: cluster.url,
+      SLUICE_SECRET_KEY: TEST_SECRET_KEY,
       SLUICE_DATA_DIR: dataDir,
       SLUICE_ADMIN_TOKEN: ADMIN,
       SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
@@ -347,7 +351,11 @@ describe('PostgreSQL restarts during ingest', () => {
   test('PostgreSQL down: the APIs answer 503 with Retry-After and store nothing; back up, they accept again', async () => {
     const [api1] = children as [SluiceChild]
     const source = JSON.parse(
-      await runCli(['sources', 'list', '--json'], { DATABASE_URL: cluster.url, SLUICE_DATA_DIR: dataDir }),
+      await runCli(['sources', 'list', '--json'], {
+        DATABASE_URL: cluster.url,
+        SLUICE_SECRET_KEY: TEST_SECRET_KEY,
+        SLUICE_DATA_DIR: dataDir,
+      }),
     )[0] as { writeKey: string }
     await cluster.pause()
     try {

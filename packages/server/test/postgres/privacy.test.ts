@@ -1,12 +1,14 @@
 // Privacy with two Sluice processes on one PostgreSQL: a regulation created through one process is
 // honoured by the other (its suppression filter hears of it), the delete goes out once although both
 // processes deliver, and the erasure is done once although both run the erasure runner.
+
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { type Receiver, startReceiver } from '../deliver/receivers.ts'
+import { TEST_SECRET_KEY } from '../helpers/sluice.ts'
 import { send, trackCall } from '../helpers/tracking.ts'
 import { freshDatabase } from '../store/pg.ts'
 import { runCli, type SluiceChild, startRole, stopChild } from './harness.ts'
@@ -44,6 +46,7 @@ after(async () => {
 test('a suppression made through one process is honoured by the other; delete sent and data erased once', async () => {
   const env = {
     DATABASE_URL: database.url,
+    SLUICE_SECRET_KEY: TEST_SECRET_KEY,
     SLUICE_DATA_DIR: dataDir,
     SLUICE_ADMIN_TOKEN: ADMIN,
     SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',

@@ -127,6 +127,19 @@ export function storeContract(backend: StoreBackend): void {
       assert.equal(await store.countMessages(), 0)
     })
 
+    withStore('ended sessions: recorded once, kept until their expiry, then forgotten', async ({ store }) => {
+      const now = Date.now()
+      assert.equal(await store.isSessionEnded('a'), false)
+      await store.endSession('a', now + 60_000)
+      await store.endSession('a', now + 60_000)
+      await store.endSession('old', now - 1)
+      assert.equal(await store.isSessionEnded('a'), true)
+      // Expired by the next sign-out: no longer kept (its cookie is refused for its expiry anyway).
+      await store.endSession('b', now + 60_000)
+      assert.equal(await store.isSessionEnded('old'), false)
+      assert.equal(await store.isSessionEnded('b'), true)
+    })
+
     withStore(
       'sources: create, list, get, by write key, rename, disable, rotate, delete',
       async ({ store }) => {

@@ -19,10 +19,12 @@ import {
   type QueueScope,
 } from '../tables/computations.ts'
 import { type ConfigRowWrites, StaleConfigWrite } from '../tables/config.ts'
-import { settingsText } from '../tables/destinations.ts'
+import { routingText, settingsText } from '../tables/destinations.ts'
 import type { Changes } from './changes.ts'
 import type { ProfileRules } from './profile-rules.ts'
+import { writeKeyHash } from './sources.ts'
 import type { StoreSql } from './store-sql.ts'
+import type { StoredSecrets } from './stored-secrets.ts'
 
 type ConfigTables = Pick<StoreSql, 'config' | 'computations'>
 
@@ -30,11 +32,14 @@ export class ConfigCore implements ConfigStore {
   readonly #sql: ConfigTables
   readonly #rules: ProfileRules
   readonly #changes: Changes
+  readonly #secrets: StoredSecrets
 
-  constructor(sql: ConfigTables, rules: ProfileRules, changes: Changes) {
+  /** `secrets`: how write keys and settings are kept at rest, as the sources and deliveries areas keep them. */
+  constructor(sql: ConfigTables, rules: ProfileRules, changes: Changes, secrets: StoredSecrets) {
     this.#sql = sql
     this.#rules = rules
     this.#changes = changes
+    this.#secrets = secrets
   }
 
   async applyConfig(writes: ConfigWrites): Promise<ConfigApplied> {
@@ -128,16 +133,27 @@ export class ConfigCore implements ConfigStore {
         audiences: writes.audiences.create.map((audience) => audience.name),
       },
       deleteComputations: [...writes.audiences.delete, ...writes.computedTraits.delete],
-      insertSources: writes.sources.create.map((source) => ({
-        id: newSourceIds.get(source.name)!,
-        name: source.name,
-        write_key: source.writeKey ?? newSecretToken(),
-        enabled: source.enabled,
-        created_at: now,
-      })),
+      insertSources: writes.sources.create.map((source) => {
+        const id = newSourceIds.get(source.name)!
+        const writeKey = source.writeKey ?? newSecretToken()
+        return {
+          id,
+          name: source.name,
+          write_key: this.#secrets.seal(writeKey, id),
+          write_key_hash: writeKeyHash(writeKey),
+          enabled: source.enabled,
+          created_at: now,
+        }
+      }),
       updateSources: writes.sources.update.map(({ id, enabled, writeKey }) => ({
         id,
-        change: { name: null, enabled: enabled ?? null, writeKey: writeKey ?? null },
+        change: {
+          name: null,
+          enabled: enabled ?? null,
+          writeKey: writeKey
+            ? { stored: this.#secrets.seal(writeKey, id), hash: writeKeyHash(writeKey) }
+            : null,
+        },
       })),
       insertDestinations: writes.destinations.create.map((destination) => ({
         row: {
@@ -145,7 +161,11 @@ export class ConfigCore implements ConfigStore {
           name: destination.name,
           type: destination.type,
           enabled: destination.enabled,
-          settings: settingsText(destination.settings),
+          settings: this.#secrets.seal(
+            settingsText(destination.settings),
+            newDestinationIds.get(destination.name)!,
+          ),
+          routing: routingText(destination.settings),
           created_at: now,
           updated_at: now,
         },
@@ -156,7 +176,8 @@ export class ConfigCore implements ConfigStore {
         change: {
           name: null,
           enabled: enabled ?? null,
-          settings: settings ? settingsText(settings) : null,
+          settings: settings ? this.#secrets.seal(settingsText(settings), id) : null,
+          routing: settings ? routingText(settings) : null,
           updatedAt: now,
         },
         sourceIds: sources?.map(sourceId),

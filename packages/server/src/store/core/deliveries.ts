@@ -19,7 +19,7 @@ import type {
   NewDestination,
   ReplayFilter,
 } from '../../domain/delivery-store.ts'
-import type { Destination } from '../../domain/destinations.ts'
+import type { Destination, WebhooksSettings } from '../../domain/destinations.ts'
 import { newId } from '../../lib/ids.ts'
 import {
   type ClaimRow,
@@ -31,9 +31,10 @@ import {
   toOutcomeRows,
 } from '../tables/deliveries.ts'
 import { toBatchCandidates, toBatchOutcomeRows, toClaimedBatches } from '../tables/delivery-batches.ts'
-import { settingsText, toDestinations } from '../tables/destinations.ts'
+import { type DestinationRow, routingText, settingsText, toDestinations } from '../tables/destinations.ts'
 import type { Changes } from './changes.ts'
 import type { StoreSql } from './store-sql.ts'
+import { StoredSecrets } from './stored-secrets.ts'
 
 /** The SQL this area runs. */
 type DeliveryTables = Pick<
@@ -44,10 +45,40 @@ type DeliveryTables = Pick<
 export class DeliveriesCore implements DeliveryStore {
   readonly #sql: DeliveryTables
   readonly #changes: Changes
+  readonly #secrets: StoredSecrets
 
-  constructor(sql: DeliveryTables, changes: Changes) {
+  /** `secrets`: how settings are kept at rest (sealed, or in clear). */
+  constructor(sql: DeliveryTables, changes: Changes, secrets: StoredSecrets = new StoredSecrets(null)) {
     this.#sql = sql
     this.#changes = changes
+    this.#secrets = secrets
+  }
+
+  /** The settings column as stored: sealed for this destination when there is a key. */
+  #sealed(destinationId: string, settings: WebhooksSettings): string {
+    return this.#secrets.seal(settingsText(settings), destinationId)
+  }
+
+  /** Rows with their settings column opened (read as plain JSON text). */
+  #opened(rows: DestinationRow[]): DestinationRow[] {
+    return rows.map((row) => ({ ...row, settings: this.#open(row) }))
+  }
+
+  #open(row: DestinationRow): string {
+    return this.#secrets.open(row.settings, row.id, `destination ${row.id}'s settings`)
+  }
+
+  async resealSecrets(): Promise<number> {
+    let resealed = 0
+    for (const row of await this.#sql.destinations.list()) {
+      // Opened first, even when current: a value no configured key opens stops the start here.
+      const plain = this.#open(row)
+      if (!this.#secrets.stale(row.settings)) continue
+      const sealed = this.#secrets.seal(plain, row.id)
+      // Only if unchanged meanwhile (another process resealing, or an update): never undoes a change.
+      if (await this.#sql.destinations.replaceSettings(row.id, row.settings, sealed)) resealed++
+    }
+    return resealed
   }
 
   // --- destinations ---
@@ -61,7 +92,8 @@ export class DeliveriesCore implements DeliveryStore {
         name: input.name,
         type: input.type,
         enabled: input.enabled,
-        settings: settingsText(input.settings),
+        settings: this.#sealed(id, input.settings),
+        routing: routingText(input.settings),
         created_at: now,
         updated_at: now,
       },
@@ -73,13 +105,13 @@ export class DeliveriesCore implements DeliveryStore {
 
   async listDestinations(): Promise<Destination[]> {
     const rows = await this.#sql.destinations.list()
-    return toDestinations(rows, await this.#sql.destinations.connections())
+    return toDestinations(this.#opened(rows), await this.#sql.destinations.connections())
   }
 
   async getDestination(id: string): Promise<Destination | null> {
     const row = await this.#sql.destinations.get(id)
     if (!row) return null
-    return toDestinations([row], await this.#sql.destinations.connections(id))[0]!
+    return toDestinations(this.#opened([row]), await this.#sql.destinations.connections(id))[0]!
   }
 
   async updateDestination(id: string, patch: DestinationPatch): Promise<Destination | null> {
@@ -88,7 +120,8 @@ export class DeliveriesCore implements DeliveryStore {
       {
         name: patch.name ?? null,
         enabled: patch.enabled ?? null,
-        settings: patch.settings ? settingsText(patch.settings) : null,
+        settings: patch.settings ? this.#sealed(id, patch.settings) : null,
+        routing: patch.settings ? routingText(patch.settings) : null,
         updatedAt: Date.now(),
       },
       patch.sourceIds,

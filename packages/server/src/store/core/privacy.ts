@@ -95,18 +95,25 @@ export class PrivacyCore implements PrivacyStore {
     return (await this.#sql.recentErasures(since)).map(toErasureScope)
   }
 
-  async eraseNext(limit: number): Promise<ErasureStep | null> {
-    const step = await this.#sql.eraseNext(limit)
+  async eraseNext(limit: number, skip: readonly string[] = []): Promise<ErasureStep | null> {
+    const step = await this.#sql.eraseNext(limit, skip)
     return step && { regulationId: step.id, erased: step.erased, done: step.done }
   }
 
   async eraseProfilesOfDeletions(): Promise<number> {
     const due = await this.#sql.profileErasuresDue()
+    // One request's failure leaves it due (tried again next time) and holds up none of the others.
+    const failures: unknown[] = []
     for (const row of due) {
-      const { userIds, sourceIds } = toErasureScope(row)
-      const erased = await this.#eraseProfiles(userIds, sourceIds ?? undefined)
-      await this.#sql.recordErasedProfiles(row.id, erased)
+      try {
+        const { userIds, sourceIds } = toErasureScope(row)
+        const erased = await this.#eraseProfiles(userIds, sourceIds ?? undefined)
+        await this.#sql.recordErasedProfiles(row.id, erased)
+      } catch (error) {
+        failures.push(error)
+      }
     }
+    if (failures.length > 0) throw new AggregateError(failures, `${failures.length} profile erasures failed`)
     return due.length
   }
 

@@ -19,6 +19,7 @@ import type { ProfileStore } from '../../domain/profile-store.ts'
 import type { SeriesStore } from '../../domain/series-store.ts'
 import type { SourceStore } from '../../domain/source-store.ts'
 import type { TokenStore } from '../../domain/token-store.ts'
+import { SecretBox } from '../../lib/secret-box.ts'
 import type { Store, StoreAreas, StoreEvent, StoreLifecycle, StoreWatch } from '../store.ts'
 import type { ClaimRow } from '../tables/deliveries.ts'
 import { type ChangeListener, Changes } from './changes.ts'
@@ -33,6 +34,7 @@ import { ProfilesCore } from './profiles.ts'
 import { SeriesCore } from './series.ts'
 import { lookUpWriteKey, SourcesCore } from './sources.ts'
 import type { StoreSql } from './store-sql.ts'
+import { StoredSecrets } from './stored-secrets.ts'
 import { TokensCore } from './tokens.ts'
 import { WriteKeyCache } from './write-key-cache.ts'
 
@@ -80,9 +82,21 @@ const STORE_NAMES: Record<Store['kind'], string> = { sqlite: 'SQLite', postgres:
 /** The dedupe window when none is given: the configuration's default. */
 const DEFAULT_DEDUPE_WINDOW_MS = DEFAULT_DEDUPE_WINDOW_HOURS * 3_600_000
 
+/** Secret keys as the store is given them: base64 of 32 bytes each. */
+export interface SecretKeys {
+  current: string
+  previous?: string | undefined
+}
+
 export interface StoreCoreOptions {
   /** Messages repeating a messageId received this recently are duplicates. Default 24 h. */
   dedupeWindowMs?: number | undefined
+  /**
+   * The keys destinations' settings are encrypted with at rest (lib/secret-box.ts), base64 of 32 bytes
+   * each: `current` seals and opens, `previous` (during a rotation) only opens. Default: none, settings
+   * stored in clear (the server always gives one: store/secret-keys.ts).
+   */
+  secretKeys?: SecretKeys | undefined
   /** Carries this store's committed changes to other processes (PostgreSQL NOTIFY). */
   publish?: ChangeListener
   /**
@@ -146,12 +160,22 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     this.changes = new Changes(options.publish)
     this.writeKeys = options.writeKeyCache
       ? new WriteKeyCache(
-          (writeKey) => lookUpWriteKey(sql.sources, writeKey),
+          (writeKey) => lookUpWriteKey(sql.sources, secrets, writeKey),
           this.changes,
           options.writeKeyCache,
         )
       : null
-    const deliveries = new DeliveriesCore(sql, this.changes)
+    const secrets = new StoredSecrets(
+      options.secretKeys
+        ? new SecretBox(
+            Buffer.from(options.secretKeys.current, 'base64'),
+            options.secretKeys.previous === undefined
+              ? undefined
+              : Buffer.from(options.secretKeys.previous, 'base64'),
+          )
+        : null,
+    )
+    const deliveries = new DeliveriesCore(sql, this.changes, secrets)
     const profileRules = options.profileRules({
       profiles: sql.profiles,
       computations: sql.computations,
@@ -159,7 +183,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     })
     const profiles = new ProfilesCore(sql, profileRules, this.changes)
     this.areas = {
-      sources: new SourcesCore(sql.sources, this.changes, this.writeKeys),
+      sources: new SourcesCore(sql.sources, this.changes, this.writeKeys, secrets),
       messages: new MessagesCore(sql, this.changes, options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
       deliveries,
       health: new HealthCore(sql, this.changes),
@@ -169,12 +193,15 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       profiles,
       tokens: new TokensCore(sql.tokens),
       series: new SeriesCore(sql.rollups),
-      config: new ConfigCore(sql, profileRules, this.changes),
+      config: new ConfigCore(sql, profileRules, this.changes, secrets),
     }
   }
 
+  /** Applies the migrations, then seals with the current key every secret stored in clear or under an older one. */
   async migrate(): Promise<void> {
     await applyMigrations(this.#sql.migrations, STORE_NAMES[this.kind])
+    await this.areas.deliveries.resealSecrets()
+    await this.areas.sources.resealWriteKeys()
   }
 
   async ping(): Promise<boolean> {

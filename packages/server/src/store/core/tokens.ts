@@ -45,4 +45,12 @@ export class TokensCore implements TokenStore {
   async deleteToken(id: string): Promise<boolean> {
     return this.#sql.delete(id)
   }
+
+  async endSession(sessionHash: string, expiresAt: number): Promise<void> {
+    await this.#sql.endSession(sessionHash, expiresAt, Date.now())
+  }
+
+  async isSessionEnded(sessionHash: string): Promise<boolean> {
+    return this.#sql.isSessionEnded(sessionHash)
+  }
 }

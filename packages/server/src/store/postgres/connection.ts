@@ -6,7 +6,7 @@ import pg, { type ClientConfig, type CustomTypesConfig, type PoolConfig } from '
 import type { StoreCoreOptions } from '../core/store-core.ts'
 
 /** `dedupeWindowMs` (the store core's option) is the window across every process; older keys are swept. */
-export interface PostgresStoreOptions extends Pick<StoreCoreOptions, 'dedupeWindowMs'> {
+export interface PostgresStoreOptions extends Pick<StoreCoreOptions, 'dedupeWindowMs' | 'secretKeys'> {
   /** A `postgres://` or `postgresql://` URL. */
   connectionString: string
   /** Most pooled connections this process opens (the LISTEN connection comes on top). Default 10. */
@@ -86,16 +86,6 @@ export function poolConfig(options: PostgresStoreOptions): PoolConfig {
     max: options.poolSize ?? 10,
     idleTimeoutMillis: 30_000,
   }
-}
-
-/** SQLSTATEs worth one more try: the transaction was rolled back as a whole and nothing was written. */
-const RETRYABLE = new Set([
-  '40001', // serialization_failure
-  '40P01', // deadlock_detected
-])
-
-export function isRetryable(error: unknown): boolean {
-  return RETRYABLE.has((error as { code?: string }).code ?? '')
 }
 
 /**

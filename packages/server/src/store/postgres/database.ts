@@ -9,16 +9,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import pg, { type Pool, type PoolClient, type QueryResultRow } from 'pg'
-import {
-  clientConfig,
-  isRetryable,
-  type PostgresStoreOptions,
-  poolConfig,
-  type StoreLogger,
-} from './connection.ts'
-
-/** Attempts of a statement PostgreSQL rolled back for a deadlock or serialization failure. */
-const MAX_TRIES = 3
+import { clientConfig, type PostgresStoreOptions, poolConfig, type StoreLogger } from './connection.ts'
+import { retryRolledBack } from './rollback-retry.ts'
 
 export class PostgresDatabase {
   readonly options: PostgresStoreOptions
@@ -52,17 +44,11 @@ export class PostgresDatabase {
     return (await (this.ambient.getStore() ?? this.pool).query(text, values)).rowCount ?? 0
   }
 
-  /** Retries a statement PostgreSQL rolled back as a whole (deadlock, serialization failure). */
-  async retrying<T>(work: () => Promise<T>): Promise<T> {
+  /** Runs a statement again while PostgreSQL rolls it back as a whole (rollback-retry.ts). */
+  retrying<T>(work: () => Promise<T>): Promise<T> {
     // Inside a transaction a failed statement has aborted it: only the outermost caller can start over.
     if (this.ambient.getStore()) return work()
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await work()
-      } catch (error) {
-        if (attempt >= MAX_TRIES || !isRetryable(error)) throw error
-      }
-    }
+    return retryRolledBack(work)
   }
 
   /** Runs `work` on one pooled connection of its own; a connection that saw an error is discarded. */
@@ -86,23 +72,27 @@ export class PostgresDatabase {
   }
 
   /**
-   * Runs `work` in one transaction on one connection; rolls back and rethrows on any error. Inside
-   * `composedTransaction`, it joins that one.
+   * Runs `work` in one transaction on one connection; rolls back and rethrows on any error. A
+   * transaction PostgreSQL rolled back as a whole (deadlock, serialization failure) is run again
+   * (rollback-retry.ts): `work` must have no effect outside the database before it returns. Inside
+   * `composedTransaction`, it joins that one (and the outermost transaction is the one run again).
    */
   transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     const outer = this.ambient.getStore()
     if (outer) return work(outer)
-    return this.withClient(async (client) => {
-      await client.query('BEGIN')
-      try {
-        const result = await work(client)
-        await client.query('COMMIT')
-        return result
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {})
-        throw error
-      }
-    })
+    return retryRolledBack(() =>
+      this.withClient(async (client) => {
+        await client.query('BEGIN')
+        try {
+          const result = await work(client)
+          await client.query('COMMIT')
+          return result
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => {})
+          throw error
+        }
+      }),
+    )
   }
 
   /**

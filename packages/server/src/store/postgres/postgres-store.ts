@@ -94,6 +94,7 @@ export class PostgresStore extends StoreCore<'postgres'> {
     const channel = new ChangeChannel(db)
     super(postgresSql(db), {
       dedupeWindowMs: options.dedupeWindowMs,
+      secretKeys: options.secretKeys,
       publish: (event) => channel.publish(event),
       // Off until the LISTEN connection is up (listen()): other processes' source changes are only
       // heard through it.

@@ -7,8 +7,9 @@
  */
 
 import { profileRules } from '../../profile/store-rules.ts'
-import { StoreCore, type StoreCoreOptions } from '../core/store-core.ts'
+import { type SecretKeys, StoreCore, type StoreCoreOptions } from '../core/store-core.ts'
 import type { StoreSql } from '../core/store-sql.ts'
+import { existingKeyFile } from '../secret-keys.ts'
 import { SqliteDatabase, type SqliteDatabaseOptions } from './database.ts'
 import { sqliteAttempts } from './sql/attempts.ts'
 import { sqliteClaimDeliveries } from './sql/claim-deliveries.ts'
@@ -30,7 +31,15 @@ import { sqliteSources } from './sql/sources.ts'
 import { sqliteSweep } from './sql/sweep.ts'
 import { sqliteTokens } from './sql/tokens.ts'
 
-export interface SqliteStoreOptions extends SqliteDatabaseOptions, Pick<StoreCoreOptions, 'dedupeWindowMs'> {}
+function keyFileKeys(dataDir: string): SecretKeys | undefined {
+  const current = existingKeyFile(dataDir)
+  return current === undefined ? undefined : { current }
+}
+
+/** `secretKeys`: default, the key kept in `dataDir` (`secret-key`) if there is one; else settings in clear. */
+export interface SqliteStoreOptions
+  extends SqliteDatabaseOptions,
+    Pick<StoreCoreOptions, 'dedupeWindowMs' | 'secretKeys'> {}
 
 function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
   return {
@@ -66,9 +75,23 @@ export class SqliteStore extends StoreCore<'sqlite'> {
    * No write-key cache: an indexed lookup here costs microseconds. (The threaded store caches on the
    * main thread, where a lookup is a thread hop.)
    */
+  readonly #db: SqliteDatabase
+
   constructor(options: SqliteStoreOptions) {
     const db = new SqliteDatabase(options)
-    super(sqliteSql(db), { dedupeWindowMs: options.dedupeWindowMs, profileRules })
+    super(sqliteSql(db), {
+      dedupeWindowMs: options.dedupeWindowMs,
+      // A store opened on a data directory without a key given (CLI tools, tests) uses the one kept there.
+      secretKeys: options.secretKeys ?? keyFileKeys(options.dataDir),
+      profileRules,
+    })
     this.path = db.path
+    this.#db = db
+  }
+
+  /** Also checkpoints: what the migration resealed leaves no copy in clear in the database file. */
+  override async migrate(): Promise<void> {
+    await super.migrate()
+    this.#db.checkpoint()
   }
 }

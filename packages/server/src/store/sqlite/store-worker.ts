@@ -38,8 +38,11 @@ port.on('message', (call: StoreCall) => {
     try {
       reply = { id: call.id, result: await answer(call) }
     } catch (error) {
-      const { name, message, code } = error as NodeJS.ErrnoException
-      reply = { id: call.id, error: { name, message, ...(code ? { code } : {}) } }
+      const { name, message, code, regulationId } = error as NodeJS.ErrnoException & { regulationId?: string }
+      reply = {
+        id: call.id,
+        error: { name, message, ...(code ? { code } : {}), ...(regulationId ? { regulationId } : {}) },
+      }
     }
     if (events.length > 0) {
       reply.events = events

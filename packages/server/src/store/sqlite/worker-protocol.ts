@@ -61,5 +61,5 @@ export type StoreCall = {
  */
 export type StoreReply = (
   | { id: number; result: unknown }
-  | { id: number; error: { name: string; message: string; code?: string } }
+  | { id: number; error: { name: string; message: string; code?: string; regulationId?: string } }
 ) & { events?: ChangeEvent[] }

@@ -17,7 +17,10 @@ export interface ConfigRowWrites {
    */
   newNames: { sources: string[]; destinations: string[]; computedTraits: string[]; audiences: string[] }
   deleteComputations: string[]
-  insertSources: (Omit<SourceRow, 'enabled'> & { enabled: boolean })[]
+  insertSources: (Omit<SourceRow, 'enabled' | 'write_key_hash'> & {
+    enabled: boolean
+    write_key_hash: string
+  })[]
   updateSources: { id: string; change: SourceChange }[]
   insertDestinations: { row: Omit<DestinationRow, 'enabled'> & { enabled: boolean }; sourceIds: string[] }[]
   updateDestinations: { id: string; change: DestinationChange; sourceIds: string[] | undefined }[]

@@ -62,7 +62,7 @@ export interface AffectedSourceRow {
 export interface NotificationTargetRow {
   destination_id: string
   source_id: string
-  settings: string
+  routing: string | null
   updated_at: number | string
 }
 
@@ -99,9 +99,13 @@ export interface RegulationsSql {
    * One transaction: takes the oldest regulation with erasure pending (PostgreSQL: SKIP LOCKED), deletes
    * up to `limit` of its users' messages received up to its creation in its sources, with their
    * deliveries and attempts, adds them to its count, and clears `erasure_pending` when fewer than
-   * `limit` were left. Null when no regulation has erasure pending (or all are being erased elsewhere).
+   * `limit` were left. Null when no regulation has erasure pending (or all are being erased elsewhere,
+   * or are in `skip`). A batch that fails once its regulation is chosen throws `ErasureFailed`.
    */
-  eraseNext(limit: number): Awaitable<{ id: string; erased: number; done: boolean } | null>
+  eraseNext(
+    limit: number,
+    skip: readonly string[],
+  ): Awaitable<{ id: string; erased: number; done: boolean } | null>
   /** Deleting regulations whose messages are erased and whose profiles are not yet. */
   profileErasuresDue(): Awaitable<RegulationRow[]>
   /** Records the profiles erased (the largest count wins, should two processes race). */

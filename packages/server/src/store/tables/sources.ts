@@ -5,7 +5,10 @@ import type { Awaitable, Flag } from './sql-types.ts'
 export interface SourceRow {
   id: string
   name: string
+  /** Sealed with the secret key (lib/secret-box.ts) when the store has one; in clear otherwise. */
   write_key: string
+  /** SHA-256 of the write key, hex: what lookups by write key compare. Null until resealed at start. */
+  write_key_hash: string | null
   enabled: Flag
   created_at: number
 }
@@ -14,15 +17,20 @@ export interface SourceRow {
 export interface SourceChange {
   name: string | null
   enabled: boolean | null
-  writeKey: string | null
+  /** The new write key as stored, with its hash; null: kept. */
+  writeKey: { stored: string; hash: string } | null
 }
 
 export interface SourcesSql {
   /** Returns the row as stored. */
-  insert(source: Omit<SourceRow, 'enabled'> & { enabled: boolean }): Awaitable<SourceRow>
+  insert(
+    source: Omit<SourceRow, 'enabled' | 'write_key_hash'> & { enabled: boolean; write_key_hash: string },
+  ): Awaitable<SourceRow>
   list(): Awaitable<SourceRow[]>
   get(id: string): Awaitable<SourceRow | undefined>
-  getByWriteKey(writeKey: string): Awaitable<SourceRow | undefined>
+  getByWriteKeyHash(writeKeyHash: string): Awaitable<SourceRow | undefined>
+  /** Sets the write key as stored, and its hash, if `write_key` still holds `from`; false otherwise. */
+  replaceWriteKey(id: string, from: string, to: string, hash: string): Awaitable<boolean>
   /** Returns the row as updated, or undefined when there is no such source. */
   update(id: string, change: SourceChange): Awaitable<SourceRow | undefined>
   /** The source with its connections, messages, deliveries and attempts. */
@@ -33,11 +41,12 @@ export interface SourcesSql {
   countSuppressed(id: string, count: number): Awaitable<void>
 }
 
-export function toSource(row: SourceRow): Source {
+/** `writeKey`: the row's write key, opened. */
+export function toSource(row: SourceRow, writeKey: string): Source {
   return {
     id: row.id,
     name: row.name,
-    writeKey: row.write_key,
+    writeKey,
     enabled: Boolean(row.enabled),
     createdAt: row.created_at,
   }

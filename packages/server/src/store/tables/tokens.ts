@@ -1,4 +1,4 @@
-/** The `access_tokens` table. */
+/** The `access_tokens` table, and `ended_sessions` (web-app sessions signed out before their expiry). */
 import type { AccessToken, TokenRole } from '../../domain/tokens.ts'
 import type { Awaitable } from './sql-types.ts'
 
@@ -19,6 +19,9 @@ export interface TokensSql {
   getByHash(tokenHash: string): Awaitable<TokenRow | undefined>
   touch(id: string, at: number): Awaitable<void>
   delete(id: string): Awaitable<boolean>
+  /** Records the ended session and removes those expired by `now`, in one transaction. */
+  endSession(sessionHash: string, expiresAt: number, now: number): Awaitable<void>
+  isSessionEnded(sessionHash: string): Awaitable<boolean>
 }
 
 export function toAccessToken(row: TokenRow): AccessToken {

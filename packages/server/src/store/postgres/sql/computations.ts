@@ -144,8 +144,9 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
     sent: (profileIds) => byProfiles<SentRow>('computed_sent', profileIds),
     apply: async (writes) => {
       try {
-        // A deadlock between two processes deleting overlapping entries is retried (and then stale).
-        return await db.retrying(() => applyEvaluation(writes))
+        // A deadlock between two processes deleting overlapping entries is retried by the transaction
+        // (and then stale).
+        return await applyEvaluation(writes)
       } catch (error) {
         if (error instanceof StaleEvaluation) return false
         throw error

@@ -49,8 +49,17 @@ export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
     insert: (row, sourceIds) =>
       db.transaction(async (client) => {
         await client.query(
-          'INSERT INTO destinations (id, name, type, enabled, settings, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-          [row.id, pgText(row.name), row.type, row.enabled, row.settings, row.created_at, row.updated_at],
+          'INSERT INTO destinations (id, name, type, enabled, settings, routing, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+          [
+            row.id,
+            pgText(row.name),
+            row.type,
+            row.enabled,
+            row.settings,
+            row.routing,
+            row.created_at,
+            row.updated_at,
+          ],
         )
         await replaceConnections(client, row.id, sourceIds)
       }),
@@ -79,9 +88,17 @@ export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
       db.transaction(async (client) => {
         const result = await client.query(
           `UPDATE destinations SET name = COALESCE($2, name), enabled = COALESCE($3, enabled),
-             settings = COALESCE($4, settings), updated_at = $5
+             settings = COALESCE($4, settings),
+             routing = CASE WHEN $4::text IS NULL THEN routing ELSE $6 END, updated_at = $5
            WHERE id = $1`,
-          [pgText(id), pgText(change.name), change.enabled, change.settings, change.updatedAt],
+          [
+            pgText(id),
+            pgText(change.name),
+            change.enabled,
+            change.settings,
+            change.updatedAt,
+            change.routing,
+          ],
         )
         if ((result.rowCount ?? 0) === 0) return false
         if (sourceIds) await replaceConnections(client, pgText(id), sourceIds)
@@ -90,21 +107,27 @@ export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
     // Deliveries and attempts have no FKs (see 001_init.sql): removed here, in order (as for sources).
     // As deleting a source: locking its deliveries may deadlock with outcome commits; run again if so.
     delete: (id) =>
-      db.retrying(() =>
-        db.transaction(async (client) => {
-          await client.query('SET LOCAL statement_timeout = 0') // as deleting a source: may be millions of rows
-          const gone = await client.query('DELETE FROM destinations WHERE id = $1', [pgText(id)])
-          if ((gone.rowCount ?? 0) === 0) return false
-          await client.query(
-            'WITH locked AS (SELECT id FROM deliveries WHERE destination_id = $1 FOR UPDATE) SELECT count(*) FROM locked',
-            [pgText(id)],
-          )
-          await client.query('DELETE FROM attempts WHERE destination_id = $1', [pgText(id)])
-          await client.query('DELETE FROM deliveries WHERE destination_id = $1', [pgText(id)])
-          await client.query('DELETE FROM batch_attempts WHERE destination_id = $1', [pgText(id)])
-          await client.query('DELETE FROM delivery_batches WHERE destination_id = $1', [pgText(id)])
-          return true
-        }),
-      ),
+      db.transaction(async (client) => {
+        await client.query('SET LOCAL statement_timeout = 0') // as deleting a source: may be millions of rows
+        const gone = await client.query('DELETE FROM destinations WHERE id = $1', [pgText(id)])
+        if ((gone.rowCount ?? 0) === 0) return false
+        await client.query(
+          'WITH locked AS (SELECT id FROM deliveries WHERE destination_id = $1 FOR UPDATE) SELECT count(*) FROM locked',
+          [pgText(id)],
+        )
+        await client.query('DELETE FROM attempts WHERE destination_id = $1', [pgText(id)])
+        await client.query('DELETE FROM deliveries WHERE destination_id = $1', [pgText(id)])
+        await client.query('DELETE FROM batch_attempts WHERE destination_id = $1', [pgText(id)])
+        await client.query('DELETE FROM delivery_batches WHERE destination_id = $1', [pgText(id)])
+        return true
+      }),
+    replaceSettings: async (id, from, to) =>
+      (
+        await db.query('UPDATE destinations SET settings = $3 WHERE id = $1 AND settings = $2 RETURNING id', [
+          id,
+          from,
+          to,
+        ])
+      ).length > 0,
   }
 }

@@ -49,17 +49,16 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
         )
       )[0]?.id,
     apply: (writes) =>
-      db.retrying(() =>
-        db.transaction(async (client) => {
-          const { cursor } = writes
-          const moved = await client.query(
-            'UPDATE profile_cursor SET high_pk = $1, gaps = $2, version = version + 1 WHERE version = $3',
-            [cursor.highPk, cursor.gaps, cursor.readVersion],
-          )
-          if ((moved.rowCount ?? 0) === 0) return false
-          for (const { from_id, into_id } of writes.merges) {
-            await client.query(
-              `WITH identities AS (UPDATE profile_identities SET profile_id = $2 WHERE profile_id = $1),
+      db.transaction(async (client) => {
+        const { cursor } = writes
+        const moved = await client.query(
+          'UPDATE profile_cursor SET high_pk = $1, gaps = $2, version = version + 1 WHERE version = $3',
+          [cursor.highPk, cursor.gaps, cursor.readVersion],
+        )
+        if ((moved.rowCount ?? 0) === 0) return false
+        for (const { from_id, into_id } of writes.merges) {
+          await client.query(
+            `WITH identities AS (UPDATE profile_identities SET profile_id = $2 WHERE profile_id = $1),
                  events AS (UPDATE profile_events SET profile_id = $2 WHERE profile_id = $1),
                  earlier AS (UPDATE profile_merges SET into_id = $2 WHERE into_id = $1),
                  bumped AS (UPDATE profiles SET merged_in = merged_in + 1 WHERE id = $2),
@@ -69,58 +68,57 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
                  queue_gone AS (DELETE FROM profile_dirty WHERE profile_id = $1)
                INSERT INTO profile_merges (from_id, into_id) VALUES ($1, $2)
                ON CONFLICT (from_id) DO UPDATE SET into_id = EXCLUDED.into_id`,
-              [from_id, into_id],
-            )
-          }
-          const { profiles, identities, events } = writes
-          await client.query(
-            `INSERT INTO profiles (id, traits, trait_times, first_seen_at, last_seen_at)
+            [from_id, into_id],
+          )
+        }
+        const { profiles, identities, events } = writes
+        await client.query(
+          `INSERT INTO profiles (id, traits, trait_times, first_seen_at, last_seen_at)
              SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[])
              ON CONFLICT (id) DO UPDATE SET traits = EXCLUDED.traits, trait_times = EXCLUDED.trait_times,
                first_seen_at = EXCLUDED.first_seen_at, last_seen_at = EXCLUDED.last_seen_at`,
-            [
-              profiles.map((p) => p.id),
-              profiles.map((p) => pgText(p.traits)),
-              profiles.map((p) => p.trait_times),
-              profiles.map((p) => p.first_seen_at),
-              profiles.map((p) => p.last_seen_at),
-            ],
-          )
-          await client.query(
-            `INSERT INTO profile_identities (kind, value, profile_id, linked_at)
+          [
+            profiles.map((p) => p.id),
+            profiles.map((p) => pgText(p.traits)),
+            profiles.map((p) => p.trait_times),
+            profiles.map((p) => p.first_seen_at),
+            profiles.map((p) => p.last_seen_at),
+          ],
+        )
+        await client.query(
+          `INSERT INTO profile_identities (kind, value, profile_id, linked_at)
              SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
              ON CONFLICT (kind, value) DO UPDATE SET profile_id = EXCLUDED.profile_id`,
-            [
-              identities.map((i) => i.kind),
-              texts(identities.map((i) => i.value)),
-              identities.map((i) => i.profile_id),
-              identities.map((i) => i.linked_at),
-            ],
-          )
-          await client.query(
-            `INSERT INTO profile_events (message_pk, profile_id, source_id, message_id, type, event, occurred_at, properties, consumed_version)
+          [
+            identities.map((i) => i.kind),
+            texts(identities.map((i) => i.value)),
+            identities.map((i) => i.profile_id),
+            identities.map((i) => i.linked_at),
+          ],
+        )
+        await client.query(
+          `INSERT INTO profile_events (message_pk, profile_id, source_id, message_id, type, event, occurred_at, properties, consumed_version)
              SELECT *, $9::bigint FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[])
              ON CONFLICT (message_pk) DO NOTHING`,
-            [
-              events.map((e) => e.message_pk),
-              events.map((e) => e.profile_id),
-              events.map((e) => e.source_id),
-              events.map((e) => e.message_id),
-              events.map((e) => e.type),
-              events.map((e) => (e.event === null ? null : pgText(e.event))),
-              events.map((e) => e.occurred_at),
-              events.map((e) => pgText(e.properties)),
-              cursor.readVersion + 1,
-            ],
-          )
-          await client.query(
-            `INSERT INTO profile_dirty (profile_id, seq) SELECT unnest($1::text[]), 1
+          [
+            events.map((e) => e.message_pk),
+            events.map((e) => e.profile_id),
+            events.map((e) => e.source_id),
+            events.map((e) => e.message_id),
+            events.map((e) => e.type),
+            events.map((e) => (e.event === null ? null : pgText(e.event))),
+            events.map((e) => e.occurred_at),
+            events.map((e) => pgText(e.properties)),
+            cursor.readVersion + 1,
+          ],
+        )
+        await client.query(
+          `INSERT INTO profile_dirty (profile_id, seq) SELECT unnest($1::text[]), 1
              ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1`,
-            [writes.dirty],
-          )
-          return true
-        }),
-      ),
+          [writes.dirty],
+        )
+        return true
+      }),
     events: (profileId, limit, beforePk) =>
       db.query<ProfileEventRow>(
         `SELECT * FROM profile_events WHERE profile_id = $1 AND ($2::bigint IS NULL OR message_pk < $2)
@@ -129,6 +127,10 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
       ),
     erase: (userIds, sourceIds) =>
       db.transaction(async (client) => {
+        // The cursor first, as consuming locks it first: an erasure and a batch wait for each other
+        // instead of deadlocking. A batch planned before the erasure would write the profiles back: it
+        // must fail its cursor check.
+        await client.query('UPDATE profile_cursor SET version = version + 1')
         const { rows } = await client.query<{ n: number }>(
           `WITH doomed AS MATERIALIZED (
              SELECT DISTINCT i.profile_id AS id FROM profile_identities i
@@ -145,8 +147,6 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
            SELECT count(*)::int AS n FROM doomed`,
           [texts(userIds), sourceIds],
         )
-        // A batch planned before the erasure would write the profiles back: it must fail its cursor check.
-        await client.query('UPDATE profile_cursor SET version = version + 1')
         return rows[0]?.n ?? 0
       }),
   }

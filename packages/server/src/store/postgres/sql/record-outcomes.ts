@@ -7,19 +7,25 @@ import { postgresClaimDeliveries } from './claim-deliveries.ts'
 
 /**
  * Outcomes in one statement: the deliveries' new states (leases released) and their attempts. A
- * delivery that no longer exists (its destination was deleted meanwhile) gets no attempt rows.
+ * delivery that no longer exists (its destination was deleted meanwhile) gets no attempt rows. The rows
+ * are locked in id order first, as every transaction that locks several deliveries does, so two of them
+ * wait for each other instead of deadlocking.
  */
 const RECORD_SQL = `
 WITH o AS (
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::boolean[], $4::bigint[], $5::bigint[], $6::text[])
     AS o(id, status, dead_lettered, next_attempt_at, first_attempt_at, closed_urls)
 ),
+locked AS (
+  SELECT id FROM deliveries WHERE id = ANY ($1::bigint[]) ORDER BY id FOR UPDATE
+),
 updated AS (
   UPDATE deliveries d SET status = o.status, dead_lettered = o.dead_lettered,
     attempt_count = d.attempt_count + 1, next_attempt_at = o.next_attempt_at,
     first_attempt_at = COALESCE(d.first_attempt_at, o.first_attempt_at), closed_urls = o.closed_urls,
     lease_until = NULL, updated_at = $7
-  FROM o WHERE d.id = o.id
+  -- The subquery runs once, before the first row is updated: every row is locked, in order, first.
+  FROM o WHERE d.id = o.id AND (SELECT count(*) FROM locked) >= 0
   RETURNING d.id, d.destination_id
 )
 INSERT INTO attempts (delivery_id, destination_id, attempted_at, url, status_code, error_kind, error_text,

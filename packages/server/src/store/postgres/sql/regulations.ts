@@ -5,6 +5,7 @@
  */
 import type { PoolClient } from 'pg'
 import { notificationMessageId } from '../../../domain/delete-notifications.ts'
+import { ErasureFailed } from '../../../domain/privacy-store.ts'
 import {
   type AffectedSourceRow,
   EVERY_SOURCE,
@@ -40,8 +41,12 @@ async function notify(client: PoolClient, row: RegulationRow, work: RegulationWo
   const scope = [texts(work.userIds), work.sourceIds && texts(work.sourceIds), row.created_at]
   // Deleted, not marked: a cancelled delivery must never be sent, and its message goes with the erasure.
   await client.query(
-    `WITH cancelled AS (
-       DELETE FROM deliveries WHERE status IN ('pending', 'retrying') AND message_pk IN (${USERS_MESSAGES})
+    // Locked in id order first, as outcome commits lock them: the two wait for each other, never deadlock.
+    `WITH locked AS (
+       SELECT id FROM deliveries WHERE status IN ('pending', 'retrying') AND message_pk IN (${USERS_MESSAGES})
+       ORDER BY id FOR UPDATE),
+     cancelled AS (
+       DELETE FROM deliveries WHERE id IN (SELECT id FROM locked) AND status IN ('pending', 'retrying')
        RETURNING id)
      DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM cancelled)`,
     scope,
@@ -58,7 +63,7 @@ async function notify(client: PoolClient, row: RegulationRow, work: RegulationWo
   // FOR KEY SHARE: a destination deleted meanwhile waits for this transaction (there is no FK).
   const targets = (
     await client.query<NotificationTargetRow>(
-      `SELECT ds.destination_id, ds.source_id, d.settings, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+      `SELECT ds.destination_id, ds.source_id, d.routing, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
        WHERE d.enabled AND d.type = 'webhooks' FOR KEY SHARE OF d`,
     )
   ).rows
@@ -98,6 +103,37 @@ async function notify(client: PoolClient, row: RegulationRow, work: RegulationWo
     [messagePks, destinationIds, row.created_at, row.id],
   )
   return created.rowCount ?? 0
+}
+
+/** One batch of a regulation's erasure, in the transaction that chose it. */
+async function eraseBatch(
+  client: PoolClient,
+  row: RegulationRow,
+  limit: number,
+): Promise<{ id: string; erased: number; done: boolean }> {
+  const scope = [JSON.parse(row.subject_ids), row.source_ids && JSON.parse(row.source_ids), row.created_at]
+  // Lock the batch's deliveries first: waits for outcomes being recorded right now, so that their
+  // attempt rows are visible to the DELETE (a later statement); later outcomes find the rows gone.
+  const pks = (await client.query<{ pk: string }>(`${USERS_MESSAGES} LIMIT $4`, [...scope, limit])).rows.map(
+    (each) => each.pk,
+  )
+  await client.query(
+    'SELECT id FROM deliveries WHERE message_pk = ANY ($1::bigint[]) ORDER BY id FOR UPDATE',
+    [pks],
+  )
+  await client.query(
+    `WITH gone AS (DELETE FROM messages WHERE pk = ANY ($1::bigint[]) RETURNING pk),
+       deliveries_gone AS (DELETE FROM deliveries WHERE message_pk IN (SELECT pk FROM gone) RETURNING id)
+     DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries_gone)`,
+    [pks],
+  )
+  const erased = pks.length
+  const done = erased < limit
+  await client.query(
+    'UPDATE regulations SET erased_messages = erased_messages + $2, erasure_pending = $3 WHERE id = $1',
+    [row.id, erased, !done],
+  )
+  return { id: row.id, erased, done }
 }
 
 export function postgresRegulations(db: PostgresDatabase): RegulationsSql {
@@ -168,44 +204,24 @@ export function postgresRegulations(db: PostgresDatabase): RegulationsSql {
          AND (created_at >= $1 OR erasure_pending) ORDER BY created_at`,
         [since],
       ),
-    eraseNext: (limit) =>
+    eraseNext: (limit, skip) =>
       db.transaction(async (client) => {
         // No wait for the WAL flush: a batch lost to a crash takes its progress (erasure_pending, the
         // count) with it and is simply erased again.
         await client.query("SELECT set_config('synchronous_commit', 'off', true)")
         const row = (
           await client.query<RegulationRow>(
-            `SELECT * FROM regulations WHERE erasure_pending ORDER BY created_at, id LIMIT 1
-             FOR UPDATE SKIP LOCKED`,
+            `SELECT * FROM regulations WHERE erasure_pending AND NOT (id = ANY ($1::text[]))
+             ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+            [[...skip]],
           )
         ).rows[0]
         if (!row) return null
-        const scope = [
-          JSON.parse(row.subject_ids),
-          row.source_ids && JSON.parse(row.source_ids),
-          row.created_at,
-        ]
-        // Lock the batch's deliveries first: waits for outcomes being recorded right now, so that their
-        // attempt rows are visible to the DELETE (a later statement); later outcomes find the rows gone.
-        const pks = (
-          await client.query<{ pk: string }>(`${USERS_MESSAGES} LIMIT $4`, [...scope, limit])
-        ).rows.map((each) => each.pk)
-        await client.query('SELECT id FROM deliveries WHERE message_pk = ANY ($1::bigint[]) FOR UPDATE', [
-          pks,
-        ])
-        await client.query(
-          `WITH gone AS (DELETE FROM messages WHERE pk = ANY ($1::bigint[]) RETURNING pk),
-             deliveries_gone AS (DELETE FROM deliveries WHERE message_pk IN (SELECT pk FROM gone) RETURNING id)
-           DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries_gone)`,
-          [pks],
-        )
-        const erased = pks.length
-        const done = erased < limit
-        await client.query(
-          'UPDATE regulations SET erased_messages = erased_messages + $2, erasure_pending = $3 WHERE id = $1',
-          [row.id, erased, !done],
-        )
-        return { id: row.id, erased, done }
+        try {
+          return await eraseBatch(client, row, limit)
+        } catch (error) {
+          throw new ErasureFailed(row.id, error)
+        }
       }),
     profileErasuresDue: () =>
       rows(

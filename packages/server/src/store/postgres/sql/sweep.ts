@@ -29,9 +29,14 @@ export function postgresSweep(db: PostgresDatabase): SweepSql {
             // retrying delivery stays.
             deleteIfFinal: async (pks) => {
               const { rows } = await client.query<{ n: number }>(
-                `WITH gone AS (
+                // Their deliveries locked first (the subquery runs before the first delete), in id order, as
+                // erasure and outcome commits lock them.
+                `WITH locked AS MATERIALIZED (
+                   SELECT id FROM deliveries WHERE message_pk = ANY($1::bigint[]) ORDER BY id FOR UPDATE),
+                 gone AS (
                    DELETE FROM messages m WHERE m.pk = ANY($1::bigint[])
                    AND m.pk <= (SELECT high_pk FROM profile_cursor)
+                   AND (SELECT count(*) FROM locked) >= 0
                    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.message_pk = m.pk AND d.status IN ('pending', 'retrying'))
                    RETURNING pk),
                  deliveries_gone AS (DELETE FROM deliveries WHERE message_pk IN (SELECT pk FROM gone) RETURNING id),

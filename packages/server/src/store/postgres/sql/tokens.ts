@@ -20,5 +20,15 @@ export function postgresTokens(db: PostgresDatabase): TokensSql {
     },
     delete: async (id) =>
       (await db.query('DELETE FROM access_tokens WHERE id = $1 RETURNING id', [pgText(id)])).length > 0,
+    async endSession(sessionHash, expiresAt, now) {
+      // One statement: the insert and the clean-up commit together.
+      await db.query(
+        `WITH expired AS (DELETE FROM ended_sessions WHERE expires_at <= $3)
+         INSERT INTO ended_sessions (session_hash, expires_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+        [sessionHash, expiresAt, now],
+      )
+    },
+    isSessionEnded: async (sessionHash) =>
+      (await db.query('SELECT 1 FROM ended_sessions WHERE session_hash = $1', [sessionHash])).length > 0,
   }
 }

@@ -1,6 +1,7 @@
 /** regulations, their notifications and suppressions on SQLite; erasure in batches. */
 
 import { notificationMessageId } from '../../../domain/delete-notifications.ts'
+import { ErasureFailed } from '../../../domain/privacy-store.ts'
 import {
   type AffectedSourceRow,
   EVERY_SOURCE,
@@ -67,7 +68,7 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
     if (affected.length === 0) return 0
     const targets = db
       .sql(
-        `SELECT ds.destination_id, ds.source_id, d.settings, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+        `SELECT ds.destination_id, ds.source_id, d.routing, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
          WHERE d.enabled = 1 AND d.type = 'webhooks'`,
       )
       .all() as unknown as NotificationTargetRow[]
@@ -156,24 +157,30 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
       ),
     // Not fsynced: a batch lost to a power cut takes its progress (erasure_pending, the count) with it,
     // so it is simply erased again; the fsyncs stay free for ingest and delivery commits.
-    eraseNext: (limit) =>
+    eraseNext: (limit, skip) =>
       db.withoutFsync(() =>
         db.transaction(() => {
           const row = rows(
-            'SELECT * FROM regulations WHERE erasure_pending = 1 ORDER BY created_at, id LIMIT 1',
+            `SELECT * FROM regulations WHERE erasure_pending = 1
+             AND id NOT IN (SELECT value FROM json_each(?)) ORDER BY created_at, id LIMIT 1`,
+            JSON.stringify(skip),
           )[0]
           if (!row) return null
-          // Deliveries and their attempts go by FK cascade.
-          const erased = Number(
-            db
-              .sql(`DELETE FROM messages WHERE pk IN (SELECT pk FROM (${USERS_MESSAGES}) LIMIT ?4)`)
-              .run(row.source_ids, row.subject_ids, row.created_at, limit).changes,
-          )
-          const done = erased < limit
-          db.sql(
-            'UPDATE regulations SET erased_messages = erased_messages + ?, erasure_pending = ? WHERE id = ?',
-          ).run(erased, flag(!done), row.id)
-          return { id: row.id, erased, done }
+          try {
+            // Deliveries and their attempts go by FK cascade.
+            const erased = Number(
+              db
+                .sql(`DELETE FROM messages WHERE pk IN (SELECT pk FROM (${USERS_MESSAGES}) LIMIT ?4)`)
+                .run(row.source_ids, row.subject_ids, row.created_at, limit).changes,
+            )
+            const done = erased < limit
+            db.sql(
+              'UPDATE regulations SET erased_messages = erased_messages + ?, erasure_pending = ? WHERE id = ?',
+            ).run(erased, flag(!done), row.id)
+            return { id: row.id, erased, done }
+          } catch (error) {
+            throw new ErasureFailed(row.id, error)
+          }
         }),
       ),
     profileErasuresDue: () =>

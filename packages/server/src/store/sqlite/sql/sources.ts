@@ -9,24 +9,30 @@ export function sqliteSources(db: SqliteDatabase): SourcesSql {
   return {
     insert: (source) =>
       one(
-        'INSERT INTO sources (id, name, write_key, enabled, created_at) VALUES (?, ?, ?, ?, ?) RETURNING *',
+        'INSERT INTO sources (id, name, write_key, write_key_hash, enabled, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *',
         source.id,
         source.name,
         source.write_key,
+        source.write_key_hash,
         flag(source.enabled),
         source.created_at,
       )!,
     list: () => db.sql('SELECT * FROM sources ORDER BY created_at, id').all() as unknown as SourceRow[],
     get: (id) => one('SELECT * FROM sources WHERE id = ?', id),
-    getByWriteKey: (writeKey) => one('SELECT * FROM sources WHERE write_key = ?', writeKey),
+    getByWriteKeyHash: (hash) => one('SELECT * FROM sources WHERE write_key_hash = ?', hash),
+    replaceWriteKey: (id, from, to, hash) =>
+      db
+        .sql('UPDATE sources SET write_key = ?, write_key_hash = ? WHERE id = ? AND write_key = ?')
+        .run(to, hash, id, from).changes > 0,
     update: (id, change) =>
       one(
         `UPDATE sources SET name = COALESCE(?, name), enabled = COALESCE(?, enabled),
-           write_key = COALESCE(?, write_key)
+           write_key = COALESCE(?, write_key), write_key_hash = COALESCE(?, write_key_hash)
          WHERE id = ? RETURNING *`,
         change.name,
         change.enabled === null ? null : flag(change.enabled),
-        change.writeKey,
+        change.writeKey?.stored ?? null,
+        change.writeKey?.hash ?? null,
         id,
       ),
     // Messages cascade to deliveries and attempts; connections cascade from sources.

@@ -17,5 +17,16 @@ export function sqliteTokens(db: SqliteDatabase): TokensSql {
       db.sql('UPDATE access_tokens SET last_used_at = ? WHERE id = ?').run(at, id)
     },
     delete: (id) => db.sql('DELETE FROM access_tokens WHERE id = ?').run(id).changes > 0,
+    endSession(sessionHash, expiresAt, now) {
+      db.transaction(() => {
+        db.sql('DELETE FROM ended_sessions WHERE expires_at <= ?').run(now)
+        db.sql('INSERT OR IGNORE INTO ended_sessions (session_hash, expires_at) VALUES (?, ?)').run(
+          sessionHash,
+          expiresAt,
+        )
+      })
+    },
+    isSessionEnded: (sessionHash) =>
+      db.sql('SELECT 1 FROM ended_sessions WHERE session_hash = ?').get(sessionHash) !== undefined,
   }
 }
