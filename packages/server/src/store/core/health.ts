@@ -22,16 +22,23 @@ import {
 } from '../tables/operational-events.ts'
 import type { Changes } from './changes.ts'
 import type { StoreSql } from './store-sql.ts'
+import { StoredSecrets } from './stored-secrets.ts'
 
 type HealthTables = Pick<StoreSql, 'endpointStates' | 'operationalEvents'>
+
+/** What the alert settings' sealed values are bound to (one row). */
+const ALERT_SETTINGS_CONTEXT = 'alert_settings'
 
 export class HealthCore implements HealthStore {
   readonly #sql: HealthTables
   readonly #changes: Changes
+  readonly #secrets: StoredSecrets
 
-  constructor(sql: HealthTables, changes: Changes) {
+  /** `secrets`: how the alert URL and secret are kept at rest (sealed like destinations' settings, or in clear). */
+  constructor(sql: HealthTables, changes: Changes, secrets: StoredSecrets = new StoredSecrets(null)) {
     this.#sql = sql
     this.#changes = changes
+    this.#secrets = secrets
   }
 
   async endpointStates(): Promise<EndpointState[]> {
@@ -110,7 +117,13 @@ export class HealthCore implements HealthStore {
 
   async getAlertSettings(): Promise<AlertSettings | null> {
     const row = await this.#sql.operationalEvents.getSettings()
-    return row ? toAlertSettings(row) : null
+    if (!row) return null
+    const open = (value: string, what: string) => this.#secrets.open(value, ALERT_SETTINGS_CONTEXT, what)
+    return toAlertSettings({
+      ...row,
+      url: open(row.url, 'the alert URL'),
+      shared_secret: open(row.shared_secret, 'the alert secret'),
+    })
   }
 
   async putAlertSettings(settings: Omit<AlertSettings, 'updatedAt'> | null, now: number): Promise<void> {
@@ -118,8 +131,8 @@ export class HealthCore implements HealthStore {
       settings === null
         ? null
         : {
-            url: settings.url,
-            shared_secret: settings.sharedSecret,
+            url: this.#secrets.seal(settings.url, ALERT_SETTINGS_CONTEXT),
+            shared_secret: this.#secrets.seal(settings.sharedSecret, ALERT_SETTINGS_CONTEXT),
             events: settings.events === null ? null : JSON.stringify(settings.events),
             updated_at: now,
           },

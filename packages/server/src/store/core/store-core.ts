@@ -186,7 +186,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       sources: new SourcesCore(sql.sources, this.changes, this.writeKeys, secrets),
       messages: new MessagesCore(sql, this.changes, options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
       deliveries,
-      health: new HealthCore(sql, this.changes),
+      health: new HealthCore(sql, this.changes, secrets),
       privacy: new PrivacyCore(sql.regulations, this.changes, (userIds, sourceIds) =>
         profiles.eraseProfilesOfUsers(userIds, sourceIds),
       ),
