@@ -3,6 +3,7 @@
 import type { PostgresStore } from '../../src/store/postgres/postgres-store.ts'
 import { batchContract } from './batch-contract.ts'
 import { type StoreBackend, storeContract, type TestStoreOptions } from './contract.ts'
+import { healthContract } from './health-contract.ts'
 import { freshSchema, openPgStore } from './pg.ts'
 import { privacyContract } from './privacy-contract.ts'
 
@@ -30,3 +31,4 @@ const backend: StoreBackend = {
 storeContract(backend)
 privacyContract(backend)
 batchContract(backend)
+healthContract(backend)
