@@ -47,6 +47,9 @@ export interface DestinationChanges {
   settings?: unknown
 }
 
+/** Attempts per destination the list reads for health (a destination's own page reads HEALTH_SAMPLE). */
+const LIST_HEALTH_SAMPLE = 200
+
 export class DestinationService {
   private readonly store: DeliveryStore & SourceStore & HealthStore
 
@@ -70,7 +73,15 @@ export class DestinationService {
   /** Every destination, oldest first. */
   async list(): Promise<DestinationWithStats[]> {
     const destinations = await this.store.listDestinations()
-    return Promise.all(destinations.map((destination) => this.withStats(destination)))
+    // One read of the URL states for all, and fewer attempts each than a single destination's page reads.
+    const health = await readEndpointHealth(this.store, destinations, LIST_HEALTH_SAMPLE)
+    return Promise.all(
+      destinations.map(async (destination, i) => ({
+        destination,
+        stats: await this.store.deliveryStats(destination.id),
+        health: health[i]?.health ?? [],
+      })),
+    )
   }
 
   async get(id: string): Promise<DestinationWithStats> {
