@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-js
 import type { AlertService } from '../domain/alert-service.ts'
 import { NotFoundError } from '../domain/errors.ts'
 import { deleteAlertsSchema, getAlertsSchema, listNoticesSchema, putAlertsSchema } from './alert-schemas.ts'
-import { requireAdmin } from './auth.ts'
+import { canSeeSecrets, requireAdmin } from './auth.ts'
 import { alertSettingsView, noticeView } from './views.ts'
 
 export const alertEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
@@ -34,6 +34,8 @@ export const alertEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   })
 
   app.get('/notices', { schema: listNoticesSchema }, async (request) => ({
-    notices: (await alerts.notices(request.query.limit)).map(noticeView),
+    notices: (await alerts.notices(request.query.limit)).map((event) =>
+      noticeView(event, canSeeSecrets(request)),
+    ),
   }))
 }

@@ -309,12 +309,14 @@ export function alertSettingsView(settings: AlertSettings, shownSecret: string |
   }
 }
 
-export function noticeView(event: OperationalEvent): NoticeView {
+/** An operational event as a notice; a URL in it is masked for viewers, as everywhere. */
+export function noticeView(event: OperationalEvent, revealSecrets = true): NoticeView {
+  const { url } = event.data
   return {
     id: event.id,
     type: event.type,
     createdAt: iso(event.createdAt),
-    data: event.data,
+    data: typeof url === 'string' ? { ...event.data, url: shownUrl(url, revealSecrets) } : event.data,
     alertStatus: event.alertStatus,
     alertAttempts: event.attemptCount,
     alertError: event.lastError,

@@ -192,7 +192,7 @@ for (const backend of backends) {
     test('410 disables a URL at once; its deliveries wait, nothing is dropped, until it is enabled', async () => {
       let gone = true
       const target = await receiver((_req, res) => answer(gone ? 410 : 200)(_req, res, Buffer.alloc(0)))
-      const { source, id } = await destination([`${target.url}/gone`])
+      const { source, id } = await destination([`${target.url}/gone?key=s3cret`])
       await track(source, 1, 'gone')
       await until(
         'the URL disabled',
@@ -223,9 +223,22 @@ for (const backend of backends) {
       assert.equal(target.requests.length, 3)
       assert.ok(
         (await notices()).some(
-          (n) => n.type === 'destination.url.disabled' && n.data.url === `${target.url}/gone`,
+          (n) => n.type === 'destination.url.disabled' && n.data.url === `${target.url}/gone?key=s3cret`,
         ),
       )
+      // A viewer reads the notices too, with the URL's secret parts masked as everywhere.
+      const viewer = await sluice.api('POST', '/api/v1/tokens', { name: `viewer ${id}`, role: 'viewer' })
+      const seen = await fetch(`${sluice.url}/api/v1/notices`, {
+        headers: { authorization: `Bearer ${viewer.body.token}` },
+      })
+      assert.equal(seen.status, 200)
+      const text = await seen.text()
+      assert.ok(text.includes(`${target.url}/gone?key=`), text.slice(0, 500))
+      assert.ok(!text.includes('s3cret'))
+      const refused = await fetch(`${sluice.url}/api/v1/alerts`, {
+        headers: { authorization: `Bearer ${viewer.body.token}` },
+      })
+      assert.equal(refused.status, 403)
     })
 
     test('autoDisable disables a URL whose every request failed that long; its deliveries wait until the window ends', async () => {
