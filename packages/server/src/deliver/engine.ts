@@ -382,8 +382,8 @@ export class DeliveryEngine {
    */
   private async holdWhileUnavailable(slot: DestinationSlot): Promise<number | null | undefined> {
     const now = Date.now()
-    const { anyEnabled, pausedUntil } = this.availability(slot, [], now)
-    if (!this.held(slot, now)) return undefined
+    const { anyEnabled, sendable, pausedUntil } = this.availability(slot, [], now)
+    if (anyEnabled && (sendable.length > 0 || pausedUntil === null)) return undefined
     await this.releaseReady(slot)
     if (anyEnabled) return pausedUntil
     // Every URL disabled: the deliveries wait for an operator, but not past their retry window.
@@ -436,7 +436,7 @@ export class DeliveryEngine {
   /**
    * Whether the first of a destination's claimed work may start now, and on which URLs: null when it
    * must wait (its URLs are busy or paused, or the rate cap is reached; a timer is set for the
-   * latter two). Work whose every open URL is disabled goes back to the store.
+   * latter two); `disabled` when every URL still open for it is disabled.
    */
   private startable(slot: DestinationSlot, closedUrls: readonly string[]): string[] | null | 'disabled' {
     const now = Date.now()
@@ -453,7 +453,7 @@ export class DeliveryEngine {
     return sendable
   }
 
-  /** The URLs of `urls`' requests are in flight (back-pressure counts them) until `done`. */
+  /** Counts requests to `urls` in flight (+1 when they start, -1 when they settle): back-pressure's bound. */
   private track(slot: DestinationSlot, urls: readonly string[], delta: 1 | -1): void {
     for (const url of urls) this.endpoints.pressure(slot.destination.id, url).inFlight += delta
   }
