@@ -82,7 +82,22 @@ const notice = {
     id: { type: 'string', description: 'The alert’s `webhook-id`.' },
     type: eventType,
     createdAt: timestamp,
-    data: { type: 'object', additionalProperties: true },
+    data: {
+      type: 'object',
+      additionalProperties: true,
+      description: "What happened; which members depend on the event's type.",
+      properties: {
+        destinationId: { type: 'string' },
+        destinationName: { type: 'string' },
+        url: { type: 'string' },
+        reason: { type: 'string', description: 'Why a URL was disabled.' },
+        consecutiveFailures: { type: 'integer' },
+        lastError: { type: 'string' },
+        count: { type: 'integer', description: 'Deliveries dead-lettered since the last such event.' },
+        regulationId: { type: 'string' },
+        status: { type: 'string', description: "A finished regulation's status." },
+      },
+    },
     alertStatus: {
       type: 'string',
       enum: ['none', 'pending', 'delivered', 'failed'],
