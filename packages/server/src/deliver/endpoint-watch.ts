@@ -15,7 +15,7 @@
  */
 import type { DeliveryStore } from '../domain/delivery-store.ts'
 import type { Destination } from '../domain/destinations.ts'
-import { attemptError, endpointHealth, HEALTH_SAMPLE } from '../domain/endpoint-health.ts'
+import { attemptError, endpointHealth } from '../domain/endpoint-health.ts'
 import type { HealthStore } from '../domain/health-store.ts'
 import type { Logger } from '../lib/logger.ts'
 import { UrlPressure } from './back-pressure.ts'
@@ -233,7 +233,9 @@ export class EndpointWatch {
     lastError: string,
     now: number,
   ): Promise<void> {
-    const attempts = await this.#store.recentAttempts(destination.id, HEALTH_SAMPLE)
+    // Every attempt goes to each open URL, so this many of the newest hold the URL's last 20 or more.
+    const sample = 2 * FAILING_ALERT_AFTER * destination.settings.webhooks.length
+    const attempts = await this.#store.recentAttempts(destination.id, sample)
     const [health] = endpointHealth([watch.url], [], attempts, now)
     if (health === undefined || health.consecutiveFailures < FAILING_ALERT_AFTER) return
     watch.alerted = true
