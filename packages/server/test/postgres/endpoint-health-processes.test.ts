@@ -12,6 +12,9 @@ import { send } from '../helpers/tracking.ts'
 import { until } from '../reliability/helpers.ts'
 import { freshDatabase } from '../store/pg.ts'
 
+/** The machine may be loaded: waits allow this long. */
+const PATIENCE_MS = 30_000
+
 let first: TestSluice
 let second: TestSluice
 let drop: () => Promise<void>
@@ -65,6 +68,7 @@ test('a URL disabled by one process gets nothing from any; enabling it in anothe
       (await second.api('GET', `/api/v1/destinations/${id}`)).body.health[0].state,
     ],
     (states) => states.every((state) => state === 'disabled'),
+    PATIENCE_MS,
   )
   gone = false
   // Sent through either process, the new deliveries wait in both: neither sends to the disabled URL.
@@ -81,6 +85,7 @@ test('a URL disabled by one process gets nothing from any; enabling it in anothe
       (await first.api('GET', `/api/v1/destinations/${id}/deliveries?status=delivered&limit=50`)).body
         .deliveries.length as number,
     (count) => count === 10,
+    PATIENCE_MS,
   )
   assert.equal(delivered, 10)
 })
@@ -113,12 +118,13 @@ test('two processes seeing a URL fail send its failing alert once', async () => 
       const body = JSON.parse(r.body.toString('utf8')) as { type: string; data: { destinationId: string } }
       return body.type === 'destination.url.failing' && body.data.destinationId === id
     })
-  await until('the failing alert', failing, (list) => list.length >= 1)
+  await until('the failing alert', failing, (list) => list.length >= 1, PATIENCE_MS)
   await until(
     '100 failures',
     async () =>
       (await first.api('GET', `/api/v1/destinations/${id}`)).body.health[0].consecutiveFailures as number,
     (n) => n >= 100,
+    PATIENCE_MS,
   )
   assert.equal(new Set(failing().map((r) => r.headers['webhook-id'])).size, 1)
 })
