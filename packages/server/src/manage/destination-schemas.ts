@@ -4,16 +4,16 @@
  * depth.
  */
 
-import { MAX_MAPPING_BYTES } from '../deliver/mapping.ts'
 import { DESTINATION_TYPES, FILTER_ACTIONS, WEBHOOK_METHODS } from '../domain/destinations.ts'
 import {
   BATCHING_LIMITS,
+  FILTER_LIMITS,
   HEALTH_LIMITS,
   RESERVED_HEADER_NAMES,
   WEBHOOKS_LIMITS,
 } from '../domain/webhook-settings.ts'
-import { FILTER_LIMITS } from '../route/filters.ts'
-import { MAX_SUBSCRIPTION_LENGTH } from '../route/subscription.ts'
+import { MAX_MAPPING_BYTES } from '../lib/mapping-language.ts'
+import { MAX_SUBSCRIPTION_LENGTH } from '../lib/subscription-language.ts'
 import {
   ADMIN_SECURITY,
   authErrors,
