@@ -31,12 +31,12 @@ export interface RegulationServiceOptions {
    * Awaited after a regulation is recorded and before it is returned: the caller's own process then
    * already honours it (the Tracking API's filter reloads). Default: nothing.
    */
-  afterCreate?: () => Promise<void>
+  afterCreate?: (regulation: Regulation) => Promise<void>
 }
 
 export class RegulationService {
   private readonly store: PrivacyStore & SourceStore & HealthStore
-  private readonly afterCreate: () => Promise<void>
+  private readonly afterCreate: (regulation: Regulation) => Promise<void>
 
   constructor(store: PrivacyStore & SourceStore & HealthStore, options: RegulationServiceOptions = {}) {
     this.store = store
@@ -51,7 +51,7 @@ export class RegulationService {
       subjectIds,
       sourceIds,
     })
-    await this.afterCreate()
+    await this.afterCreate(regulation)
     // A suppression is in force, and so finished, once recorded; erasures finish later (regulation-settling.ts).
     if (regulation.status === 'FINISHED') {
       await this.store.recordOperationalEvent(
