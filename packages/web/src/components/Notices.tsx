@@ -17,6 +17,15 @@ const TITLES = {
   'regulation.finished': 'Privacy request finished',
 } as const
 
+/** Bad news in red, good news in green, the rest as text. */
+const TONE = {
+  'destination.url.failing': 'notice-bad',
+  'destination.url.disabled': 'notice-bad',
+  'destination.url.recovered': 'notice-good',
+  'delivery.dead_lettered': 'notice-bad',
+  'regulation.finished': undefined,
+} as const
+
 /** Recent notices: every one, or a destination's own. */
 export function Notices({ destinationId }: { destinationId?: string }) {
   const notices = useQuery({ ...queries.notices(NOTICES_READ), refetchInterval: 10_000 })
@@ -39,8 +48,8 @@ export function Notices({ destinationId }: { destinationId?: string }) {
             const destination = notice.data.destinationId
             const alert = alertWords(notice)
             return (
-              <li key={notice.id} className={`notice-${notice.type.replaceAll('.', '-')}`}>
-                <strong>{TITLES[notice.type]}</strong>{' '}
+              <li key={notice.id}>
+                <strong className={TONE[notice.type]}>{TITLES[notice.type]}</strong>{' '}
                 <span className="muted">{formatTime(notice.createdAt)}</span>
                 {destinationId === undefined && destination !== undefined && (
                   <>
