@@ -354,14 +354,14 @@ for (const backend of backends) {
         'a few rounds of 429s',
         () => seen.length,
         (n) => n >= 120,
-        5_000,
+        20_000,
       )
       throttling = false
       await until(
         'all delivered',
         () => deliveries(id),
         (l) => l.filter((d) => d.status === 'delivered').length === 80,
-        10_000,
+        30_000,
       )
       const firstRound = Math.max(
         ...seen
