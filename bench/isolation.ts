@@ -1,6 +1,7 @@
 // npm run bench -- --only isolation   or   node bench/isolation.ts [--quick]
 // Isolation: deliveries/s to 9 healthy webhook endpoints while a 10th accepts connections and never
-// answers, against the same with all 10 healthy (rate over the same 9), measured in the same run.
+// answers, and while a 10th answers every other request 429 Too Many Requests (its concurrency is
+// lowered, AIMD), against the same with all 10 healthy (rate over the same 9), measured in the same run.
 // One Sluice process (10 webhooks destinations on one source, a stored backlog of N messages -> N
 // deliveries per destination, engine started once the backlog is stored); the 10 receivers in another
 // process. The request timeout is 1 s and the lease 3 s (defaults 5 s / 30 s), so the hanging
@@ -37,8 +38,9 @@ interface Run {
   problems: string[]
 }
 
-async function measure(hanging: 0 | 1): Promise<Run> {
-  const receivers = await Receivers.start(endpoints, hanging)
+async function measure(tenth: 'healthy' | 'hanging' | 'throttling'): Promise<Run> {
+  const hanging = tenth === 'healthy' ? 0 : 1
+  const receivers = await Receivers.start(endpoints, hanging, tenth === 'throttling' ? 'throttle' : 'hang')
   try {
     return await withDataDir(async (dataDir) => {
       const seeded = await SuiteSluice.seed({
@@ -68,14 +70,17 @@ async function measure(hanging: 0 | 1): Promise<Run> {
             problems.push(`destination ${i} drained its whole backlog: the window was not all under load`)
           }
         }
-        const tenth = stopped.destinations[endpoints - 1]!
-        if (hanging && tenth.delivered > 0) problems.push('the never-answering endpoint has deliveries')
+        const last = stopped.destinations[endpoints - 1]!
+        if (tenth === 'hanging' && last.delivered > 0)
+          problems.push('the never-answering endpoint has deliveries')
+        if (tenth === 'throttling' && last.delivered === 0)
+          problems.push('the throttling endpoint got nothing')
         return {
           perSecond: rate.perSecond,
           count: rate.count,
           seconds: rate.seconds,
           seedSeconds: seeded.seconds,
-          tenth: { delivered: tenth.delivered, failedAttempts: tenth.failedAttempts },
+          tenth: { delivered: last.delivered, failedAttempts: last.failedAttempts },
           problems,
         }
       } finally {
@@ -90,10 +95,15 @@ async function measure(hanging: 0 | 1): Promise<Run> {
 const loadBefore = loadavg()[0]!
 // Rounds alternate baseline and hanging, so a drift in the machine's other load hits both sides alike;
 // each side's figure is the mean of its rounds.
-const runs: { baseline: Run[]; withHanging: Run[] } = { baseline: [], withHanging: [] }
+const runs: { baseline: Run[]; withHanging: Run[]; withThrottling: Run[] } = {
+  baseline: [],
+  withHanging: [],
+  withThrottling: [],
+}
 for (let round = 0; round < rounds; round++) {
-  runs.baseline.push(await measure(0))
-  runs.withHanging.push(await measure(1))
+  runs.baseline.push(await measure('healthy'))
+  runs.withHanging.push(await measure('hanging'))
+  runs.withThrottling.push(await measure('throttling'))
 }
 const mean = (list: Run[]) => list.reduce((sum, run) => sum + run.perSecond, 0) / list.length
 const baseline = { perSecond: mean(runs.baseline), count: runs.baseline.reduce((s, r) => s + r.count, 0) }
@@ -102,10 +112,18 @@ const withHanging = {
   count: runs.withHanging.reduce((s, r) => s + r.count, 0),
   timedOut: runs.withHanging.reduce((s, r) => s + r.tenth.failedAttempts, 0),
 }
+const withThrottling = {
+  perSecond: mean(runs.withThrottling),
+  count: runs.withThrottling.reduce((s, r) => s + r.count, 0),
+  refused: runs.withThrottling.reduce((s, r) => s + r.tenth.failedAttempts, 0),
+  delivered: runs.withThrottling.reduce((s, r) => s + r.tenth.delivered, 0),
+}
 const ratio = withHanging.perSecond / baseline.perSecond
+const throttlingRatio = withThrottling.perSecond / baseline.perSecond
 const problems = [
   ...runs.baseline.flatMap((run) => run.problems.map((p) => `all healthy: ${p}`)),
   ...runs.withHanging.flatMap((run) => run.problems.map((p) => `one hanging: ${p}`)),
+  ...runs.withThrottling.flatMap((run) => run.problems.map((p) => `one answering 429 half the time: ${p}`)),
 ]
 const result = {
   scenario: 'isolation',
@@ -136,9 +154,17 @@ const result = {
     rounds: runs.withHanging.map((run) => Math.round(run.perSecond)),
     hangingEndpointTimedOutAttempts: withHanging.timedOut,
   },
+  withThrottling: {
+    perSecond: Math.round(withThrottling.perSecond),
+    count: withThrottling.count,
+    rounds: runs.withThrottling.map((run) => Math.round(run.perSecond)),
+    throttlingEndpointRefusedAttempts: withThrottling.refused,
+    throttlingEndpointDelivered: withThrottling.delivered,
+  },
   ratio: Number(ratio.toFixed(3)),
+  throttlingRatio: Number(throttlingRatio.toFixed(3)),
   goal: 0.9,
-  pass: ratio >= 0.9,
+  pass: ratio >= 0.9 && throttlingRatio >= 0.9,
   problems,
 }
 /** What bench/results/isolation.json holds; the suite's figures are read from it (bench/lib/suite-scenarios.ts). */
@@ -151,8 +177,9 @@ console.log(
     '|---|---:|---:|',
     `| Baseline: all 10 endpoints healthy | ${result.baseline.perSecond} | 1.00 |`,
     `| 10th endpoint accepts connections and never answers | ${result.withHanging.perSecond} | ${ratio.toFixed(2)} |`,
+    `| 10th endpoint answers 429 to every other request | ${result.withThrottling.perSecond} | ${throttlingRatio.toFixed(2)} |`,
     '',
-    `${perDestination.toLocaleString('en')} stored messages × ${endpoints} destinations, ${concurrency} in flight per destination; rate over ${windowMs / 1000} s after a ${warmupMs / 1000} s warm-up; mean of ${rounds} alternating round${rounds > 1 ? 's' : ''} (baseline ${result.baseline.rounds.join(', ')}; hanging ${result.withHanging.rounds.join(', ')}). Request timeout ${requestTimeoutMs} ms, lease ${leaseMs} ms: the hanging endpoint timed out ${withHanging.timedOut} attempts.`,
+    `${perDestination.toLocaleString('en')} stored messages × ${endpoints} destinations, ${concurrency} in flight per destination; rate over ${windowMs / 1000} s after a ${warmupMs / 1000} s warm-up; mean of ${rounds} alternating round${rounds > 1 ? 's' : ''} (baseline ${result.baseline.rounds.join(', ')}; hanging ${result.withHanging.rounds.join(', ')}). Request timeout ${requestTimeoutMs} ms, lease ${leaseMs} ms: the hanging endpoint timed out ${withHanging.timedOut} attempts; the throttling one refused ${withThrottling.refused} and took ${withThrottling.delivered}.`,
     `Goal: ratio ≥ 0.9 → ${result.pass ? 'pass' : 'short'}${problems.length ? `\nDATA PROBLEMS:\n${problems.join('\n')}` : ''}`,
   ].join('\n'),
 )

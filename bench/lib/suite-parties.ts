@@ -96,11 +96,13 @@ export class Receivers {
   }
 
   /** `listeners` receivers, the last `hanging` of which accept connections and never answer. */
-  static async start(listeners: number, hanging = 0): Promise<Receivers> {
+  /** The last `hanging` listeners never answer, or with `throttle` answer every other request 429. */
+  static async start(listeners: number, hanging = 0, mode: 'hang' | 'throttle' = 'hang'): Promise<Receivers> {
     const child = new JsonLineChild([
       join(import.meta.dirname, 'suite-receivers.ts'),
       String(listeners),
       String(hanging),
+      mode,
     ])
     const ready = await child.next<{ ports: number[]; control: number }>(
       (line) => 'ports' in (line as object),

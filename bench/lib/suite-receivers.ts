@@ -1,14 +1,15 @@
 // Webhook receivers for the isolation and backlog scenarios, in their own process:
-//   node bench/lib/suite-receivers.ts <listeners> <hanging>
+//   node bench/lib/suite-receivers.ts <listeners> <hanging> [hang|throttle]
 // Starts <listeners> HTTP listeners on 127.0.0.1. The last <hanging> of them accept connections and
-// never answer (no byte is read or written). The others answer 200 at once and, per listener, record
+// never answer (no byte is read or written), or with `throttle` answer every other request
+// `429 Too Many Requests` (the rest 200, recorded). The others answer 200 at once and, per listener, record
 // each receipt's time and messageId (found with indexOf, not a JSON parse, so they stay cheap) to
 // count unique messages and duplicates. Prints one JSON line {"ports":[...],"control":port}; the
 // control port answers GET /stats with the counts and GET /window?... with rates (see below).
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createServer as createNetServer, type Server, type Socket } from 'node:net'
 
-const [listenersArg = '1', hangingArg = '0'] = process.argv.slice(2)
+const [listenersArg = '1', hangingArg = '0', modeArg = 'hang'] = process.argv.slice(2)
 const listeners = Number(listenersArg)
 const hanging = Number(hangingArg)
 
@@ -21,6 +22,7 @@ interface Tally {
 }
 
 const tallies: Tally[] = []
+const tooMany = Buffer.from('{"error":"slow down"}')
 const answer = Buffer.from('{"success":true}')
 const MARK = '"messageId":"'
 
@@ -53,6 +55,20 @@ function healthy(tally: Tally) {
   }
 }
 
+/** Every other request gets `429` (the refused ones are not recorded: Sluice sends them again). */
+function throttling(tally: Tally) {
+  let requests = 0
+  const ok = healthy(tally)
+  return (request: IncomingMessage, response: ServerResponse) => {
+    if (requests++ % 2 === 0) return ok(request, response)
+    request.resume()
+    request.on('end', () => {
+      response.writeHead(429, { 'content-type': 'application/json', 'content-length': tooMany.length })
+      response.end(tooMany)
+    })
+  }
+}
+
 const sockets = new Set<Socket>()
 function listen(server: Server | ReturnType<typeof createHttpServer>): Promise<number> {
   return new Promise((resolve) =>
@@ -62,6 +78,14 @@ function listen(server: Server | ReturnType<typeof createHttpServer>): Promise<n
 
 const ports: number[] = []
 for (let i = 0; i < listeners; i++) {
+  if (i >= listeners - hanging && modeArg === 'throttle') {
+    const tally: Tally = { times: new Float64Array(4096), unique: 0, duplicates: 0, seen: new Set() }
+    tallies.push(tally)
+    const server = createHttpServer(throttling(tally))
+    server.keepAliveTimeout = 60_000
+    ports.push(await listen(server))
+    continue
+  }
   if (i >= listeners - hanging) {
     // Accepts and holds every connection; Sluice's request deadline is what ends them.
     const server = createNetServer((socket) => {

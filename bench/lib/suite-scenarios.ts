@@ -347,6 +347,15 @@ const isolation = scenario<IsolationResult>({
             goal: ratioAtLeast(0.9),
           },
         ),
+        figure(
+          'Deliveries/s to 9 healthy endpoints while a 10th answers 429 to every other request (its concurrency lowered, AIMD)',
+          num(r.withThrottling?.perSecond),
+          'deliveries/s',
+          {
+            baseline: { name: 'all 10 healthy, rate over the same 9', value: num(r.baseline?.perSecond) },
+            goal: ratioAtLeast(0.9),
+          },
+        ),
       ],
       problems: r.problems ?? [],
     }

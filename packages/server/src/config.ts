@@ -60,6 +60,11 @@ export interface Config {
   /** `SLUICE_DELIVERY_CONCURRENCY`, default 32: most requests in flight per destination. */
   deliveryConcurrency: number
   /**
+   * How long one hour of a destination's `autoDisable.afterHours` lasts. Default 3,600,000 ms; no
+   * environment variable: only tests shorten it.
+   */
+  autoDisableHourMs?: number
+  /**
    * `SLUICE_AUDIENCE_REFRESH_SECONDS`, default 60: how often computed traits with a `withinDays`
    * window are re-checked, so profiles whose calls aged out of the window get their new value.
    */

@@ -16,6 +16,7 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
 import type { AudienceNode } from '../domain/audiences.ts'
 import type { createTokenSchema, listTokensSchema, signInSchema } from '../manage/access-schemas.ts'
+import type { listNoticesSchema, putAlertsSchema } from '../manage/alert-schemas.ts'
 import type {
   AudienceView,
   createAudienceSchema,
@@ -79,6 +80,8 @@ export type {
   WebhookMethod,
 } from '../domain/destinations.ts'
 export { FILTER_ACTIONS, WEBHOOK_METHODS } from '../domain/destinations.ts'
+export type { OperationalEventType } from '../domain/health-store.ts'
+export { OPERATIONAL_EVENT_TYPES } from '../domain/health-store.ts'
 export type { MessageType, StoredMessageType } from '../domain/messages.ts'
 export { MESSAGE_TYPES } from '../domain/messages.ts'
 export type { RegulationStatus, RegulationType } from '../domain/regulations.ts'
@@ -92,6 +95,7 @@ export type { LiveCall } from '../ingest/live-calls.ts'
 /** How the API names a field in its messages (`/settings/webhooks/0/url` → `settings.webhooks[0].url`). */
 export { fieldLabel } from '../lib/json-pointer.ts'
 export type { SessionView as Session, TokenView as AccessToken } from '../manage/access-schemas.ts'
+export type { AlertSettingsView as AlertSettings, NoticeView as Notice } from '../manage/alert-schemas.ts'
 export type { ComputedTraitView as ComputedTrait } from '../manage/computed-trait-schemas.ts'
 export type {
   AttemptResultView as AttemptResult,
@@ -103,6 +107,7 @@ export type {
 export type {
   DeliveryPolicySettingsView as DeliveryPolicySettings,
   DestinationView as Destination,
+  EndpointHealthView as EndpointHealth,
 } from '../manage/destination-schemas.ts'
 export type { DryRunView as DryRunAnswer } from '../manage/dry-run-schemas.ts'
 export type {
@@ -156,6 +161,7 @@ export type AudienceList = { [Key in keyof AudienceListView]: Audience[] }
 export type AudiencePreview = Answer<typeof previewAudienceSchema>
 export type ComputedTraitList = Answer<typeof listComputedTraitsSchema>
 export type ProfileEventPage = Answer<typeof listProfileEventsSchema>
+export type NoticeList = Answer<typeof listNoticesSchema>
 export type AudienceMembersPage = Answer<typeof listAudienceMembersSchema>
 export type ProfileSearchAnswer = Answer<typeof searchProfilesSchema>
 /** GET /config: the configuration document (its own schema: /api/config.schema.json). */
@@ -201,3 +207,4 @@ export type ProfileEventQuery = Query<typeof listProfileEventsSchema>
 export type AudienceMembersQuery = Query<typeof listAudienceMembersSchema>
 export type ProfileSearchQuery = Query<typeof searchProfilesSchema>
 export type ConfigExportQuery = Query<typeof exportConfigSchema>
+export type PutAlertsBody = Body<typeof putAlertsSchema>

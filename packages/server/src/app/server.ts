@@ -1,10 +1,12 @@
 import { STATUS_CODES } from 'node:http'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 import { type Config, ConfigError } from '../config.ts'
+import { AlertSender } from '../deliver/alert-sender.ts'
 import { DeliveryEngine } from '../deliver/engine.ts'
 import { WebhookSender } from '../deliver/http-sender.ts'
 import { ReplayRunner } from '../deliver/replay-runner.ts'
 import { InvalidDocumentError } from '../domain/config-document.ts'
+import { readEndpointHealth } from '../domain/endpoint-health.ts'
 import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from '../domain/errors.ts'
 import { GroupCommit } from '../ingest/group-commit.ts'
 import { LiveCalls } from '../ingest/live-calls.ts'
@@ -38,6 +40,8 @@ import { isAppNavigation, registerWebApp, sendAppShell } from './web-app.ts'
 
 /** The largest body read for any request; the Tracking API keeps its own, smaller limits. */
 const MANAGEMENT_BODY_LIMIT = 1024 * 1024
+/** Attempts per destination the health metrics read at a scrape (the API reads more; a scrape is frequent). */
+const METRICS_HEALTH_SAMPLE = 200
 
 /** `SLUICE_TRUST_PROXY` as Fastify takes it: a hop count becomes "the nearest N proxies". */
 function trustedProxies(
@@ -84,6 +88,11 @@ export async function createSluice(
     ? createMetrics({
         backlog: () => store.deliveryBacklog(),
         gatedCounts: () => store.gatedCounts(),
+        endpointHealth: async () =>
+          (await readEndpointHealth(store, undefined, METRICS_HEALTH_SAMPLE)).flatMap(
+            ({ destination, health }) =>
+              health.map((each, urlIndex) => ({ destinationId: destination.id, urlIndex, ...each })),
+          ),
         ingestQueue: () => ({ bytes: ingestQueue.bytes, messages: ingestQueue.messages }),
       })
     : NO_METRICS
@@ -116,6 +125,14 @@ export async function createSluice(
     tracing,
     replays: store,
     onReplayOutcomes: () => replayRunner.wake(),
+    ...(config.autoDisableHourMs === undefined ? {} : { hourMs: config.autoDisableHourMs }),
+  })
+  const alerts = new AlertSender({
+    store,
+    sender,
+    logger,
+    retry: config.retry,
+    leaseMs: config.deliveryLeaseMs,
   })
   const groupCommit = new GroupCommit(store, {
     // PostgreSQL commits in parallel on separate pooled connections; SQLite has a single writer.
@@ -320,6 +337,7 @@ export async function createSluice(
       if (config.role !== 'api') {
         engine.start()
         replayRunner.start()
+        alerts.start()
         await profiles.start()
       }
       await erasure.start()
@@ -334,6 +352,7 @@ export async function createSluice(
         profiles,
         engine,
         replayRunner,
+        alerts,
         sender,
         tracing,
         privacy,

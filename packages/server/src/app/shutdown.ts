@@ -13,6 +13,7 @@
  * 3. Buffered spans are exported; the HTTP client and the store close.
  */
 import type { FastifyInstance } from 'fastify'
+import type { AlertSender } from '../deliver/alert-sender.ts'
 import type { DeliveryEngine } from '../deliver/engine.ts'
 import type { WebhookSender } from '../deliver/http-sender.ts'
 import type { ReplayRunner } from '../deliver/replay-runner.ts'
@@ -35,6 +36,7 @@ export interface RunningParts {
   profiles: ProfileWorker
   engine: DeliveryEngine
   replayRunner: ReplayRunner
+  alerts: AlertSender
   sender: WebhookSender
   tracing: Tracing
   privacy: PrivacyFilter
@@ -84,7 +86,13 @@ async function shutDownSteps(parts: RunningParts): Promise<void> {
     await parts.groupCommit.drain()
   }
   // The profile batch in progress commits (or not at all: it is consumed again at the next start).
-  await Promise.all([ingest(), parts.engine.stop(), parts.replayRunner.stop(), parts.profiles.stop()])
+  await Promise.all([
+    ingest(),
+    parts.engine.stop(),
+    parts.replayRunner.stop(),
+    parts.alerts.stop(),
+    parts.profiles.stop(),
+  ])
   await parts.tracing.shutdown().catch(() => {}) // a collector that is down must not hold the exit
   await parts.sender.close()
   // The engine asked the privacy filter about every claim it sent; nothing asks it any more.

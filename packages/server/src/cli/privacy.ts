@@ -5,6 +5,7 @@
  * sent by the server's delivery engine.
  */
 
+import type { HealthStore } from '../domain/health-store.ts'
 import type { PrivacyStore } from '../domain/privacy-store.ts'
 import { RegulationService } from '../domain/regulation-service.ts'
 import type { Regulation, RegulationType } from '../domain/regulations.ts'
@@ -38,7 +39,7 @@ export interface PrivacyOptions {
 }
 
 export async function runPrivacy(
-  store: PrivacyStore & SourceStore,
+  store: PrivacyStore & SourceStore & HealthStore,
   command: string | undefined,
   args: string[],
   options: PrivacyOptions,
@@ -69,7 +70,7 @@ export async function runPrivacy(
   return 0
 }
 
-async function eraseWithProgress(store: PrivacyStore & SourceStore): Promise<void> {
+async function eraseWithProgress(store: PrivacyStore & SourceStore & HealthStore): Promise<void> {
   let erased = 0
   for (
     let step = await store.eraseNext(ERASE_BATCH);

@@ -17,6 +17,11 @@
  * - Batching: a destination with `settings.batching` sends batches instead (batching.ts decides which
  *   messages go together); they share the destination's slots and the bound on unrecorded outcomes, counted in
  *   requests: after `kill -9`, at most 2 × concurrency batches per destination are sent again.
+ * - Endpoint health (endpoint-watch.ts): a disabled URL gets no requests; a destination whose every URL
+ *   is disabled claims nothing, and its deliveries wait until a URL is enabled or their retry window
+ *   ends. Back-pressure (back-pressure.ts): a URL paused by `Retry-After`, or at its concurrency, is
+ *   left out of an attempt while another URL can take it; when none can, the work waits, and claims
+ *   held for a pause are handed back rather than left to outlive their lease.
  */
 
 import type {
@@ -27,19 +32,22 @@ import type {
   DeliveryStore,
 } from '../domain/delivery-store.ts'
 import type { Destination } from '../domain/destinations.ts'
+import type { HealthStore } from '../domain/health-store.ts'
 import type { ReplayStore } from '../domain/replay-store.ts'
 import type { Logger } from '../lib/logger.ts'
 import { type DestinationCounters, type Metrics, NO_METRICS } from '../observe/metrics.ts'
 import { NO_TRACING, type Tracing } from '../observe/tracing.ts'
 import type { StoreWatch } from '../store/store.ts'
+import { RateLimit } from './back-pressure.ts'
 import { candidateLimit, planBatches } from './batching.ts'
-import { decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
-import { prepareBatchRequest, prepareRequest, sendToOpenUrls } from './fan-out.ts'
+import { type DecidedOutcome, decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
+import { EndpointWatch } from './endpoint-watch.ts'
+import { type PreparedRequest, prepareBatchRequest, prepareRequest, sendToOpenUrls } from './fan-out.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import type { RetrySettings } from './retry-policy.ts'
 
 export interface DeliveryEngineOptions {
-  store: DeliveryStore & StoreWatch
+  store: DeliveryStore & HealthStore & StoreWatch
   logger: Logger
   sender: WebhookSender
   retry: RetrySettings
@@ -65,6 +73,8 @@ export interface DeliveryEngineOptions {
   replays?: Pick<ReplayStore, 'stoppedReplays' | 'discardReplayDeliveries'>
   /** Called once outcomes of replayed deliveries are committed: the replay runner has room again. Default: none. */
   onReplayOutcomes?: () => void
+  /** How long one hour of `settings.autoDisable.afterHours` lasts. Default 3,600,000 ms; tests shorten it. */
+  hourMs?: number
 }
 
 /**
@@ -73,6 +83,12 @@ export interface DeliveryEngineOptions {
  * answers; this only bounds how long the cancel may wait.
  */
 const REPLAY_CHECK_MS = 100
+
+/**
+ * How often, at most, a destination whose every URL is disabled has its expired waiting deliveries
+ * dead-lettered (a quarter of the retry window when that is shorter).
+ */
+const WAIT_EXPIRY_CHECK_MS = 60_000
 
 /**
  * A look at a batching destination's due messages that formed no batch is not repeated for this long
@@ -104,6 +120,20 @@ interface DestinationSlot {
   /** Settled, outcome not yet committed. Capped with inFlight so a crash can re-send at most 2 × concurrency. */
   unrecorded: number
   claiming: boolean
+  /** `settings.maxRequestsPerSecond`, per process; null when uncapped. */
+  rateLimit: RateLimit | null
+  /** When its waiting deliveries' windows were last checked while every URL was disabled. */
+  expiryCheckedAt: number
+}
+
+/** What a destination's URLs allow now: which can take a request, and whether any is enabled. */
+interface UrlAvailability {
+  /** Open (for this delivery), enabled, not paused and below its concurrency. */
+  sendable: string[]
+  /** Some open URL is enabled (else the work waits for an operator). */
+  anyEnabled: boolean
+  /** When a paused URL may send again; null when none is paused. */
+  pausedUntil: number | null
 }
 
 export class DeliveryEngine {
@@ -121,6 +151,8 @@ export class DeliveryEngine {
   /** Recent answers of `replayStopped`, shared by the deliveries asking at the same time. */
   private readonly replayChecks = new Map<string, { at: number; stopped: Promise<boolean> }>()
   private readonly onReplayOutcomes: () => void
+  /** Per-URL health, disabling and back-pressure. */
+  readonly endpoints: EndpointWatch
 
   private readonly slots = new Map<string, DestinationSlot>()
   private destinationsLoadedAt = 0
@@ -162,6 +194,12 @@ export class DeliveryEngine {
     this.replays = options.replays ?? null
     this.onReplayOutcomes = options.onReplayOutcomes ?? (() => {})
     this.groupSize = Math.max(1, Math.floor(this.concurrency / 2))
+    this.endpoints = new EndpointWatch({
+      store: options.store,
+      logger: options.logger,
+      concurrency: this.concurrency,
+      ...(options.hourMs === undefined ? {} : { hourMs: options.hourMs }),
+    })
     if (this.leaseMs <= this.retry.requestTimeoutMs) {
       throw new Error(`The delivery lease (${this.leaseMs} ms) must be longer than the request timeout.`)
     }
@@ -236,6 +274,8 @@ export class DeliveryEngine {
     }
     await this.flushOutcomes()
     await this.recordingBatches
+    this.endpoints.stop()
+    await this.endpoints.settled()
   }
 
   /** Sends a sample message to every URL of a destination, outside the delivery records. */
@@ -283,6 +323,7 @@ export class DeliveryEngine {
     const now = Date.now()
     if (now - this.destinationsLoadedAt < this.pollIntervalMs && this.slots.size > 0) return
     this.destinationsLoadedAt = now
+    await this.endpoints.load()
     const enabled = (await this.store.listDestinations()).filter((d) => d.enabled)
     const withOpenBatches = new Set(await this.store.destinationsWithOpenBatches())
     const ids = new Set(enabled.map((d) => d.id))
@@ -290,15 +331,15 @@ export class DeliveryEngine {
       if (ids.has(id)) continue
       // Disabled or deleted: its claimed-but-unsent deliveries go back (kept for when it is enabled).
       this.slots.delete(id)
-      const unsent = slot.ready.splice(0).map((delivery) => delivery.id)
-      if (unsent.length > 0) await this.store.releaseClaims(unsent)
-      const unsentBatches = slot.readyBatches.splice(0).map((batch) => batch.id)
-      if (unsentBatches.length > 0) await this.store.releaseBatchClaims(unsentBatches)
+      await this.releaseReady(slot)
     }
     for (const destination of enabled) {
       const sendsBatches = destination.settings.batching !== undefined || withOpenBatches.has(destination.id)
       const slot = this.slots.get(destination.id)
+      const perSecond = destination.settings.maxRequestsPerSecond
       if (slot) {
+        if (perSecond !== slot.rateLimit?.perSecond)
+          slot.rateLimit = perSecond === undefined ? null : new RateLimit(perSecond, now)
         slot.destination = destination
         slot.sendsBatches = sendsBatches || slot.readyBatches.length > 0
         // It started batching: messages claimed to go alone go back, to be batched at once.
@@ -317,6 +358,8 @@ export class DeliveryEngine {
           lookSkipped: false,
           unrecorded: 0,
           claiming: false,
+          rateLimit: perSecond === undefined ? null : new RateLimit(perSecond, now),
+          expiryCheckedAt: 0,
         })
     }
   }
@@ -344,11 +387,115 @@ export class DeliveryEngine {
    * Returns when the destination's next retry is due, if it has nothing to do now.
    */
   private async fill(slot: DestinationSlot): Promise<number | null> {
+    const held = await this.holdWhileUnavailable(slot)
+    if (held !== undefined) return held
     const batchesDue = slot.sendsBatches ? await this.fillBatches(slot) : null
     // A batching destination's messages all go in batches: none is claimed alone.
     if (slot.destination.settings.batching !== undefined) return batchesDue
     const due = await this.fillSingles(slot)
     return earliest(due, batchesDue)
+  }
+
+  /**
+   * When none of the destination's URLs can take requests for a while (every one disabled, or every
+   * enabled one paused by `Retry-After`), claims nothing and hands back what it holds; returns when to
+   * look again (undefined: the URLs are available, go on).
+   */
+  private async holdWhileUnavailable(slot: DestinationSlot): Promise<number | null | undefined> {
+    const now = Date.now()
+    const { anyEnabled, sendable, pausedUntil } = this.availability(slot, [], now)
+    if (anyEnabled && (sendable.length > 0 || pausedUntil === null)) return undefined
+    await this.releaseReady(slot)
+    if (anyEnabled) return pausedUntil
+    // Every URL disabled: the deliveries wait for an operator, but not past their retry window.
+    const checkEvery = Math.min(WAIT_EXPIRY_CHECK_MS, Math.max(10, this.retry.windowMs / 4))
+    if (now - slot.expiryCheckedAt >= checkEvery) {
+      slot.expiryCheckedAt = now
+      const expired = await this.store.deadLetterWaiting(slot.destination.id, now - this.retry.windowMs, now)
+      if (expired > 0) {
+        this.logger.warn(
+          { destinationId: slot.destination.id, count: expired },
+          'deliveries dead-lettered: every URL of their destination stayed disabled for the whole retry window',
+        )
+        this.endpoints.deadLettered(slot.destination, expired)
+      }
+    }
+    return now + checkEvery
+  }
+
+  /** True when none of the destination's URLs can take requests for a while: claim nothing for it. */
+  private held(slot: DestinationSlot, now: number): boolean {
+    const { anyEnabled, sendable, pausedUntil } = this.availability(slot, [], now)
+    return !anyEnabled || (sendable.length === 0 && pausedUntil !== null)
+  }
+
+  /** Hands back claimed-but-unsent work (it would outlive its lease while the URLs cannot take it). */
+  private async releaseReady(slot: DestinationSlot): Promise<void> {
+    const unsent = slot.ready.splice(0).map((delivery) => delivery.id)
+    if (unsent.length > 0) await this.store.releaseClaims(unsent)
+    const unsentBatches = slot.readyBatches.splice(0).map((batch) => batch.id)
+    if (unsentBatches.length > 0) await this.store.releaseBatchClaims(unsentBatches)
+  }
+
+  /** Which of the destination's URLs not in `closedUrls` can take a request now. */
+  private availability(slot: DestinationSlot, closedUrls: readonly string[], now: number): UrlAvailability {
+    const id = slot.destination.id
+    const sendable: string[] = []
+    let anyEnabled = false
+    let pausedUntil: number | null = null
+    for (const { url } of slot.destination.settings.webhooks) {
+      if (closedUrls.includes(url) || this.endpoints.isDisabled(id, url)) continue
+      anyEnabled = true
+      const pressure = this.endpoints.pressure(id, url)
+      if (pressure.canSend(now)) sendable.push(url)
+      else if (pressure.pausedUntil > now)
+        pausedUntil = Math.min(pausedUntil ?? Number.POSITIVE_INFINITY, pressure.pausedUntil)
+    }
+    return { sendable, anyEnabled, pausedUntil }
+  }
+
+  /**
+   * Whether the first of a destination's claimed work may start now, and on which URLs: null when it
+   * must wait (its URLs are busy or paused, or the rate cap is reached; a timer is set for the
+   * latter two); `disabled` when every URL still open for it is disabled.
+   */
+  private startable(slot: DestinationSlot, closedUrls: readonly string[]): string[] | null | 'disabled' {
+    const now = Date.now()
+    const { sendable, anyEnabled, pausedUntil } = this.availability(slot, closedUrls, now)
+    if (!anyEnabled) return 'disabled'
+    if (sendable.length === 0) {
+      if (pausedUntil !== null) this.scheduleTimer(pausedUntil)
+      return null
+    }
+    if (slot.rateLimit && !slot.rateLimit.take(sendable.length, now)) {
+      this.scheduleTimer(slot.rateLimit.nextAt(now))
+      return null
+    }
+    return sendable
+  }
+
+  /** Counts requests to `urls` in flight (+1 when they start, -1 when they settle): back-pressure's bound. */
+  private track(slot: DestinationSlot, urls: readonly string[], delta: 1 | -1): void {
+    for (const url of urls) this.endpoints.pressure(slot.destination.id, url).inFlight += delta
+  }
+
+  /** Sends one attempt to `urls`, tells endpoint health, and decides what it means for the delivery or batch. */
+  private async attempt(
+    slot: DestinationSlot,
+    claimed: ClaimedDelivery | ClaimedBatch,
+    request: PreparedRequest,
+    urls: readonly string[],
+    replayId: string | null,
+  ): Promise<DecidedOutcome> {
+    const { settings } = slot.destination
+    const results = await sendToOpenUrls(this.sender, settings, request, this.leftOut(slot, urls), replayId)
+    this.endpoints.observe(slot.destination, results, Date.now())
+    return decideOutcome(claimed, settings, results, Date.now(), this.retry)
+  }
+
+  /** The URLs an attempt leaves out: closed for it, or not among those that can take it now. */
+  private leftOut(slot: DestinationSlot, sendable: readonly string[]): string[] {
+    return slot.destination.settings.webhooks.map(({ url }) => url).filter((url) => !sendable.includes(url))
   }
 
   /** `fill` for messages sent one per request. */
@@ -376,8 +523,25 @@ export class DeliveryEngine {
    */
   private claimWanted(slot: DestinationSlot): number {
     if (slot.destination.settings.batching !== undefined) return 0
-    const want = 2 * this.concurrency - slot.inFlight - slot.ready.length
-    return slot.claiming || !this.running || want < Math.ceil(this.concurrency / 2) ? 0 : want
+    const ahead = this.claimAhead(slot)
+    const want = ahead - slot.inFlight - slot.ready.length
+    if (slot.claiming || !this.running || want < Math.ceil(ahead / 4)) return 0
+    return this.held(slot, Date.now()) ? 0 : want
+  }
+
+  /**
+   * How much work a destination holds claimed (in flight and ready): two rounds of its concurrency,
+   * lowered while its URLs' back-pressure has lowered theirs, and no more than its rate cap sends in
+   * half a lease (so nothing claimed waits out its lease).
+   */
+  private claimAhead(slot: DestinationSlot): number {
+    const id = slot.destination.id
+    let concurrency = 1
+    for (const { url } of slot.destination.settings.webhooks)
+      concurrency = Math.max(concurrency, Math.floor(this.endpoints.pressure(id, url).limit))
+    const ahead = 2 * Math.min(this.concurrency, concurrency)
+    const rate = slot.rateLimit?.perSecond
+    return rate === undefined ? ahead : Math.max(1, Math.min(ahead, Math.floor((rate * this.leaseMs) / 2000)))
   }
 
   /**
@@ -408,7 +572,7 @@ export class DeliveryEngine {
         } else slot.lookSkipped = true // new messages woke it: look once the interval is over
       }
       const flushAt = earliest(slot.flushAt, slot.lookSkipped ? slot.nextLookAt : null)
-      const want = 2 * this.concurrency - slot.inFlight - slot.readyBatches.length
+      const want = this.claimAhead(slot) - slot.inFlight - slot.readyBatches.length
       let claimed: ClaimedBatch[] = []
       if (want > 0) {
         claimed = await this.store.claimBatches(id, want, now, this.leaseMs)
@@ -435,14 +599,24 @@ export class DeliveryEngine {
       slot.inFlight + slot.unrecorded < 2 * this.concurrency &&
       slot.readyBatches.length > 0
     ) {
-      void this.deliverBatch(slot, slot.readyBatches.shift()!)
+      const urls = this.startable(slot, slot.readyBatches[0]!.closedUrls)
+      if (urls === null) return
+      const batch = slot.readyBatches.shift()!
+      if (urls === 'disabled') {
+        // Its other URLs are closed for it: it waits like a failed attempt, without a request.
+        const { outcome } = decideOutcome(batch, slot.destination.settings, [], Date.now(), this.retry)
+        this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id }, batch.members[0]?.replayId != null)
+        continue
+      }
+      void this.deliverBatch(slot, batch, urls)
     }
   }
 
   /** Never rejects: every failure becomes a recorded outcome of the whole batch. */
-  private async deliverBatch(slot: DestinationSlot, batch: ClaimedBatch): Promise<void> {
+  private async deliverBatch(slot: DestinationSlot, batch: ClaimedBatch, urls: string[]): Promise<void> {
     slot.inFlight++
     this.sending++
+    this.track(slot, urls, 1)
     const { destination } = slot
     try {
       // Members erased meanwhile are not sent; their rows went with the erasure.
@@ -458,19 +632,12 @@ export class DeliveryEngine {
         destination.settings,
       )
       const startedAt = performance.now()
-      const results = await sendToOpenUrls(
-        this.sender,
-        destination.settings,
-        request,
-        batch.closedUrls,
-        members[0]!.replayId,
-      )
-      const { outcome, deadLetterReason } = decideOutcome(
+      const { outcome, deadLetterReason } = await this.attempt(
+        slot,
         batch,
-        destination.settings,
-        results,
-        Date.now(),
-        this.retry,
+        request,
+        urls,
+        members[0]!.replayId,
       )
       slot.counters.attempted((performance.now() - startedAt) / 1000, outcome, members.length)
       this.countReplayed(destination.id, members[0]!.replayId, outcome, members.length)
@@ -479,6 +646,7 @@ export class DeliveryEngine {
           { batchId: batch.id, destinationId: destination.id, reason: deadLetterReason },
           'batch dead-lettered',
         )
+        this.endpoints.deadLettered(destination, members.length)
       }
       this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id }, members[0]!.replayId !== null)
     } catch (error) {
@@ -487,6 +655,7 @@ export class DeliveryEngine {
       this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id }, batch.members[0]?.replayId != null)
     } finally {
       slot.inFlight--
+      this.track(slot, urls, -1)
       if (--this.sending === 0) this.allSent?.()
       this.startReadyBatches(slot)
       this.wake()
@@ -545,14 +714,27 @@ export class DeliveryEngine {
       slot.inFlight + slot.unrecorded < 2 * this.concurrency &&
       slot.ready.length > 0
     ) {
-      void this.deliver(slot, slot.ready.shift()!)
+      const urls = this.startable(slot, slot.ready[0]!.closedUrls)
+      if (urls === null) return
+      const delivery = slot.ready.shift()!
+      if (urls === 'disabled') {
+        // Its other URLs are closed for it: it waits like a failed attempt, without a request.
+        this.recordOutcome(
+          slot,
+          decideOutcome(delivery, slot.destination.settings, [], Date.now(), this.retry).outcome,
+          delivery.replayId !== null,
+        )
+        continue
+      }
+      void this.deliver(slot, delivery, urls)
     }
   }
 
   /** Never rejects: every failure becomes a recorded outcome. */
-  private async deliver(slot: DestinationSlot, delivery: ClaimedDelivery): Promise<void> {
+  private async deliver(slot: DestinationSlot, delivery: ClaimedDelivery, urls: string[]): Promise<void> {
     slot.inFlight++
     this.sending++
+    this.track(slot, urls, 1)
     const { destination } = slot
     const span = this.tracing.startDelivery(destination.id, delivery)
     try {
@@ -567,19 +749,12 @@ export class DeliveryEngine {
       }
       const request = prepareRequest(delivery.payload, destination.settings)
       const startedAt = performance.now()
-      const results = await sendToOpenUrls(
-        this.sender,
-        destination.settings,
-        request,
-        delivery.closedUrls,
-        delivery.replayId,
-      )
-      const { outcome, deadLetterReason } = decideOutcome(
+      const { outcome, deadLetterReason } = await this.attempt(
+        slot,
         delivery,
-        destination.settings,
-        results,
-        Date.now(),
-        this.retry,
+        request,
+        urls,
+        delivery.replayId,
       )
       slot.counters.attempted((performance.now() - startedAt) / 1000, outcome)
       this.countReplayed(destination.id, delivery.replayId, outcome, 1)
@@ -590,6 +765,7 @@ export class DeliveryEngine {
           { deliveryId: delivery.id, destinationId: destination.id, reason: deadLetterReason },
           'delivery dead-lettered',
         )
+        this.endpoints.deadLettered(destination, 1)
       }
       this.recordOutcome(slot, outcome, delivery.replayId !== null)
     } catch (error) {
@@ -603,6 +779,7 @@ export class DeliveryEngine {
       )
     } finally {
       slot.inFlight--
+      this.track(slot, urls, -1)
       if (--this.sending === 0) this.allSent?.()
       this.startReady(slot)
       this.wake()

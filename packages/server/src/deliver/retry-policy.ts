@@ -44,7 +44,7 @@ export const DEFAULT_RETRY_SETTINGS: Readonly<RetrySettings> = Object.freeze({
   baseDelayMs: 1 * SECOND,
   maxDelayMs: 30 * MINUTE,
   windowMs: 4 * HOUR,
-  retryAfterCapMs: 30 * MINUTE,
+  retryAfterCapMs: 10 * MINUTE,
   requestTimeoutMs: 5 * SECOND,
 })
 

@@ -207,6 +207,13 @@ export interface DeliveryStore {
    * replays its whole batch (every member). Returns how many deliveries were reset.
    */
   replayDeliveries(filter: ReplayFilter, now: number): Promise<number>
+  /**
+   * Dead-letters a destination's waiting deliveries (pending or retrying, unleased; batches with their
+   * members) whose retry window started at or before `startedBefore` (first attempt, else creation):
+   * what ends the wait of a destination whose every URL is disabled. Returns how many; announces
+   * `deliveries` when any.
+   */
+  deadLetterWaiting(destinationId: string, startedBefore: number, now: number): Promise<number>
   countDeliveries(filter?: DeliveryCountFilter): Promise<number>
   deliveryStats(destinationId: string): Promise<DeliveryStats>
   /** Pending and retrying counts and the earliest due time, for every destination that has any. */

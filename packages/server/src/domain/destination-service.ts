@@ -11,7 +11,9 @@ import {
   type DestinationType,
   destinationNotFound,
 } from './destinations.ts'
+import { type EndpointHealth, readEndpointHealth } from './endpoint-health.ts'
 import { ValidationError } from './errors.ts'
+import type { HealthStore } from './health-store.ts'
 import { requireDestination } from './lookups.ts'
 import { cleanName } from './names.ts'
 import type { SourceStore } from './source-store.ts'
@@ -20,6 +22,8 @@ import { validateWebhooksSettings } from './webhook-settings.ts'
 export interface DestinationWithStats {
   destination: Destination
   stats: DeliveryStats
+  /** Each URL's health, in the order of its webhooks. */
+  health: EndpointHealth[]
 }
 
 export interface NewDestinationInput {
@@ -43,10 +47,13 @@ export interface DestinationChanges {
   settings?: unknown
 }
 
-export class DestinationService {
-  private readonly store: DeliveryStore & SourceStore
+/** Attempts per destination the list reads for health (a destination's own page reads HEALTH_SAMPLE). */
+const LIST_HEALTH_SAMPLE = 200
 
-  constructor(store: DeliveryStore & SourceStore) {
+export class DestinationService {
+  private readonly store: DeliveryStore & SourceStore & HealthStore
+
+  constructor(store: DeliveryStore & SourceStore & HealthStore) {
     this.store = store
   }
 
@@ -60,13 +67,21 @@ export class DestinationService {
     const settings = validateWebhooksSettings(input.settings)
     await this.requireSources(sourceIds)
     const destination = await this.store.createDestination({ name, type, enabled, sourceIds, settings })
-    return { destination, stats: NO_DELIVERIES_YET }
+    return { destination, stats: NO_DELIVERIES_YET, health: await this.health(destination) }
   }
 
   /** Every destination, oldest first. */
   async list(): Promise<DestinationWithStats[]> {
     const destinations = await this.store.listDestinations()
-    return Promise.all(destinations.map((destination) => this.withStats(destination)))
+    // One read of the URL states for all, and fewer attempts each than a single destination's page reads.
+    const health = await readEndpointHealth(this.store, destinations, LIST_HEALTH_SAMPLE)
+    return Promise.all(
+      destinations.map(async (destination, i) => ({
+        destination,
+        stats: await this.store.deliveryStats(destination.id),
+        health: health[i]?.health ?? [],
+      })),
+    )
   }
 
   async get(id: string): Promise<DestinationWithStats> {
@@ -106,7 +121,35 @@ export class DestinationService {
     }
   }
 
+  /**
+   * Enables a disabled URL again (`index` counts from 0 in `settings.webhooks`): it gets requests at
+   * once, and the deliveries that waited for it go out.
+   */
+  async enableUrl(id: string, index: number): Promise<DestinationWithStats> {
+    const destination = await requireDestination(this.store, id)
+    const webhook = destination.settings.webhooks[index]
+    if (webhook === undefined) {
+      const count = destination.settings.webhooks.length
+      throw new ValidationError(
+        '/index',
+        `This destination has ${count} URL${count === 1 ? '' : 's'}; index must be from 0 to ${count - 1}.`,
+      )
+    }
+    await this.store.enableEndpoint(id, webhook.url, Date.now())
+    return this.withStats(destination)
+  }
+
   private async withStats(destination: Destination): Promise<DestinationWithStats> {
-    return { destination, stats: await this.store.deliveryStats(destination.id) }
+    const [stats, health] = await Promise.all([
+      this.store.deliveryStats(destination.id),
+      this.health(destination),
+    ])
+    return { destination, stats, health }
+  }
+
+  /** Read, not kept: the URLs' shared states and the destination's newest attempts (endpoint-health.ts). */
+  private async health(destination: Destination): Promise<EndpointHealth[]> {
+    const [read] = await readEndpointHealth(this.store, [destination])
+    return read?.health ?? []
   }
 }

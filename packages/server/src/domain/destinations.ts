@@ -47,6 +47,15 @@ export interface WebhooksSettings {
   method?: WebhookMethod
   /** Several messages per request, as a JSON array; absent: one message per request. */
   batching?: BatchingSettings
+  /** Disables a URL whose every request failed for this long. Default: never (only `410 Gone` does). */
+  autoDisable?: AutoDisableSettings
+  /** Most requests per second to the destination's URLs together, per process. Default: no cap. */
+  maxRequestsPerSecond?: number
+}
+
+export interface AutoDisableSettings {
+  /** Hours of nothing but failures (1–720). */
+  afterHours: number
 }
 
 /** When a destination's batch is flushed: whichever limit is reached first. */

@@ -5,6 +5,7 @@
  */
 
 import { ValidationError } from './errors.ts'
+import type { HealthStore } from './health-store.ts'
 import type { PrivacyStore } from './privacy-store.ts'
 import {
   REGULATION_PAGE_SIZE,
@@ -34,10 +35,10 @@ export interface RegulationServiceOptions {
 }
 
 export class RegulationService {
-  private readonly store: PrivacyStore & SourceStore
+  private readonly store: PrivacyStore & SourceStore & HealthStore
   private readonly afterCreate: (regulation: Regulation) => Promise<void>
 
-  constructor(store: PrivacyStore & SourceStore, options: RegulationServiceOptions = {}) {
+  constructor(store: PrivacyStore & SourceStore & HealthStore, options: RegulationServiceOptions = {}) {
     this.store = store
     this.afterCreate = options.afterCreate ?? (async () => {})
   }
@@ -51,6 +52,21 @@ export class RegulationService {
       sourceIds,
     })
     await this.afterCreate(regulation)
+    // A suppression is in force, and so finished, once recorded; erasures finish later (regulation-settling.ts).
+    if (regulation.status === 'FINISHED') {
+      await this.store.recordOperationalEvent(
+        {
+          type: 'regulation.finished',
+          subject: regulation.id,
+          data: {
+            regulationId: regulation.id,
+            status: regulation.status,
+            destinations: regulation.destinations,
+          },
+        },
+        Date.now(),
+      )
+    }
     return regulation
   }
 

@@ -17,6 +17,7 @@ import { escapePointerToken, fieldLabel } from '../lib/json-pointer.ts'
 import { checkMapping, MappingError } from '../lib/mapping-language.ts'
 import { checkSubscription, SubscriptionSyntaxError } from '../lib/subscription-language.ts'
 import {
+  type AutoDisableSettings,
   type BatchingSettings,
   type DestinationFilter,
   FILTER_ACTIONS,
@@ -96,6 +97,8 @@ export function validateWebhooksSettings(input: unknown, current?: WebhooksSetti
     'mapping',
     'method',
     'batching',
+    'autoDisable',
+    'maxRequestsPerSecond',
   ])
 
   const webhooks =
@@ -126,7 +129,51 @@ export function validateWebhooksSettings(input: unknown, current?: WebhooksSetti
   const batching =
     input.batching === undefined ? current?.batching : validateBatching(input.batching, `${field}/batching`)
   if (batching !== undefined) settings.batching = batching
+  const autoDisable = optional(input.autoDisable, current?.autoDisable, (value) =>
+    validateAutoDisable(value, `${field}/autoDisable`),
+  )
+  if (autoDisable !== undefined) settings.autoDisable = autoDisable
+  const maxRequestsPerSecond = optional(input.maxRequestsPerSecond, current?.maxRequestsPerSecond, (value) =>
+    validateRate(value, `${field}/maxRequestsPerSecond`),
+  )
+  if (maxRequestsPerSecond !== undefined) settings.maxRequestsPerSecond = maxRequestsPerSecond
   return settings
+}
+
+/** The ranges of `settings.autoDisable.afterHours` and `settings.maxRequestsPerSecond`. */
+export const HEALTH_LIMITS = {
+  afterHours: { min: 1, max: 720 },
+  maxRequestsPerSecond: { min: 0.1, max: 10_000 },
+} as const
+
+function validateAutoDisable(value: unknown, field: string): AutoDisableSettings {
+  const { min, max } = HEALTH_LIMITS.afterHours
+  if (!isJsonObject(value)) {
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} must be an object such as {"afterHours": 24}, or null to turn auto-disabling off.`,
+    )
+  }
+  refuseUnknownMembers(value, field, ['afterHours'])
+  const hours = value.afterHours
+  if (typeof hours !== 'number' || !Number.isInteger(hours) || hours < min || hours > max) {
+    throw new ValidationError(
+      `${field}/afterHours`,
+      `${fieldLabel(`${field}/afterHours`)} is ${JSON.stringify(hours) ?? 'missing'}; it must be a whole number of hours from ${min} to ${max}.`,
+    )
+  }
+  return { afterHours: hours }
+}
+
+function validateRate(value: unknown, field: string): number {
+  const { min, max } = HEALTH_LIMITS.maxRequestsPerSecond
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} is ${JSON.stringify(value)}; it must be a number of requests per second from ${min} to ${max}, or null for no cap.`,
+    )
+  }
+  return value
 }
 
 function optional<T>(value: unknown, current: T | undefined, validate: (value: unknown) => T): T | undefined {
@@ -322,7 +369,8 @@ function validateWebhooks(value: unknown, field: string): WebhookEndpoint[] {
   })
 }
 
-function validateUrl(value: unknown, field: string): string {
+/** An absolute http(s) URL without credentials; throws `ValidationError` at `field`. */
+export function validateUrl(value: unknown, field: string): string {
   const example = 'e.g. https://example.com/hooks'
   if (typeof value !== 'string' || value.trim() === '') {
     throw new ValidationError(

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 
 /** Resource ids: a readable prefix plus 12 random bytes in hex. */
-export function newId(prefix: 'src' | 'dst' | 'reg' | 'tok' | 'prf' | 'ctr' | 'aud' | 'rpl'): string {
+export function newId(prefix: 'src' | 'dst' | 'reg' | 'tok' | 'prf' | 'ctr' | 'aud' | 'rpl' | 'evt'): string {
   return `${prefix}_${randomBytes(12).toString('hex')}`
 }
 
@@ -12,4 +12,9 @@ export function newSecretToken(): string {
 
 export function newMessageId(): string {
   return randomUUID()
+}
+
+/** A Standard Webhooks signing secret: `whsec_` and 24 random bytes in base64. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`
 }

@@ -8,6 +8,7 @@ import { canSeeSecrets } from './auth.ts'
 import {
   createDestinationSchema,
   deleteDestinationSchema,
+  enableUrlSchema,
   getDestinationSchema,
   listDestinationsSchema,
   updateDestinationSchema,
@@ -45,6 +46,10 @@ export const destinationEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
 
   app.patch('/destinations/:id', { schema: updateDestinationSchema }, async (request) =>
     saved(await destinations.update(request.params.id, request.body)),
+  )
+
+  app.post('/destinations/:id/urls/:index/enable', { schema: enableUrlSchema }, async (request) =>
+    destinationView(await destinations.enableUrl(request.params.id, request.params.index), true),
   )
 
   app.delete('/destinations/:id', { schema: deleteDestinationSchema }, async (request, reply) => {

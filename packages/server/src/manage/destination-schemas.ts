@@ -8,6 +8,7 @@ import { DESTINATION_TYPES, FILTER_ACTIONS, WEBHOOK_METHODS } from '../domain/de
 import {
   BATCHING_LIMITS,
   FILTER_LIMITS,
+  HEALTH_LIMITS,
   RESERVED_HEADER_NAMES,
   WEBHOOKS_LIMITS,
 } from '../domain/webhook-settings.ts'
@@ -19,6 +20,7 @@ import {
   commonErrors,
   deleted,
   idParams,
+  nullableTimestamp,
   type ResponseShape,
   resourceName,
   timestamp,
@@ -147,6 +149,28 @@ const method = {
   description: 'The HTTP method of each request. Default `POST`; `null` resets it.',
 } as const
 
+const autoDisable = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['afterHours'],
+  properties: {
+    afterHours: {
+      type: 'integer',
+      minimum: HEALTH_LIMITS.afterHours.min,
+      maximum: HEALTH_LIMITS.afterHours.max,
+      description: 'Hours of nothing but failed requests after which a URL is disabled.',
+    },
+  },
+} as const
+
+const maxRequestsPerSecond = {
+  type: 'number',
+  minimum: HEALTH_LIMITS.maxRequestsPerSecond.min,
+  maximum: HEALTH_LIMITS.maxRequestsPerSecond.max,
+  description:
+    'Most requests per second to the URLs of this destination, per Sluice process. Default: no cap.',
+} as const
+
 /**
  * A destination's settings as they are written. Configuration as code exports and plans every member
  * listed here, and treats those marked `writeOnly` as secrets (config-schemas.ts).
@@ -159,6 +183,13 @@ export const settingsProperties = {
   mapping,
   method,
   batching: batchingInput,
+  autoDisable: {
+    ...autoDisable,
+    type: ['object', 'null'],
+    description:
+      'Disables a URL whose every request failed this long (a `410 Gone` always does); `null` turns it off.',
+  },
+  maxRequestsPerSecond: { ...maxRequestsPerSecond, type: ['number', 'null'] },
 } as const
 
 /** The optional delivery settings as a destination view shows them (absent when unset). */
@@ -179,6 +210,8 @@ const deliveryPolicySettings = {
   },
   mapping: { type: 'object', additionalProperties: true },
   method: { type: 'string', enum: WEBHOOK_METHODS },
+  autoDisable,
+  maxRequestsPerSecond,
 } as const
 
 /** The optional delivery settings of a destination view. */
@@ -187,9 +220,58 @@ export type DeliveryPolicySettingsView = ResponseShape<{
   properties: typeof deliveryPolicySettings
 }>
 
+/** One URL's health, as `GET /destinations/{id}` shows it. */
+export const endpointHealthSchema = {
+  type: 'object',
+  required: [
+    'url',
+    'state',
+    'consecutiveFailures',
+    'lastSuccessAt',
+    'lastFailureAt',
+    'lastError',
+    'successRate1h',
+    'disabledAt',
+    'disabledReason',
+  ],
+  properties: {
+    url: { type: 'string' },
+    state: {
+      type: 'string',
+      enum: ['healthy', 'failing', 'disabled'],
+      description:
+        '`failing`: its latest request failed (even when another URL took the message); `disabled`: it gets no requests until enabled again.',
+    },
+    consecutiveFailures: { type: 'integer', description: 'Failed requests since its last success.' },
+    lastSuccessAt: nullableTimestamp,
+    lastFailureAt: nullableTimestamp,
+    lastError: { type: ['string', 'null'], description: 'What went wrong with its latest failed request.' },
+    successRate1h: {
+      type: ['number', 'null'],
+      description: 'Share of its requests in the last hour that got a 2xx (0 to 1); null when none was sent.',
+    },
+    disabledAt: nullableTimestamp,
+    disabledReason: { type: ['string', 'null'] },
+  },
+} as const
+
+/** One URL's health. */
+export type EndpointHealthView = ResponseShape<typeof endpointHealthSchema>
+
 const destination = {
   type: 'object',
-  required: ['id', 'name', 'type', 'enabled', 'sourceIds', 'settings', 'createdAt', 'updatedAt', 'stats'],
+  required: [
+    'id',
+    'name',
+    'type',
+    'enabled',
+    'sourceIds',
+    'settings',
+    'createdAt',
+    'updatedAt',
+    'stats',
+    'health',
+  ],
   properties: {
     id: { type: 'string' },
     name: { type: 'string' },
@@ -226,6 +308,11 @@ const destination = {
     createdAt: timestamp,
     updatedAt: timestamp,
     stats: { ...deliveryStatsSchema, description: 'Delivery counters, as at GET /destinations/{id}/stats.' },
+    health: {
+      type: 'array',
+      items: endpointHealthSchema,
+      description: "Each URL's health, in the order of `settings.webhooks`.",
+    },
   },
 } as const
 
@@ -336,4 +423,19 @@ export const deleteDestinationSchema = {
   security: ADMIN_SECURITY,
   params: idParams,
   response: { 204: deleted, ...withNotFound },
+} as const
+
+export const enableUrlSchema = {
+  tags: destinationTags,
+  summary: "Enable a destination's URL again",
+  description:
+    'A disabled URL (it answered `410 Gone`, or failed for `settings.autoDisable.afterHours`) gets requests again at once, ' +
+    'and deliveries that waited because every URL was disabled go out. `index` counts from 0 in `settings.webhooks`.',
+  security: ADMIN_SECURITY,
+  params: {
+    type: 'object',
+    required: ['id', 'index'],
+    properties: { id: { type: 'string' }, index: { type: 'integer', minimum: 0 } },
+  },
+  response: { 200: { ...destination, description: 'The destination, with its health.' }, ...withNotFound },
 } as const

@@ -7,6 +7,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { DryRunService } from '../deliver/dry-run.ts'
 import { TestEventService, type TestSender } from '../deliver/test-event.ts'
+import { AlertService } from '../domain/alert-service.ts'
 import { AudienceService } from '../domain/audience-service.ts'
 import { ComputedTraitService } from '../domain/computed-trait-service.ts'
 import { ConfigService } from '../domain/config-service.ts'
@@ -21,6 +22,7 @@ import { TokenService } from '../domain/token-service.ts'
 import type { LiveCalls } from '../ingest/live-calls.ts'
 import type { Store } from '../store/store.ts'
 import type { AccessControl } from './access-control.ts'
+import { alertEndpoints } from './alert-endpoints.ts'
 import { audienceEndpoints } from './audience-endpoints.ts'
 import { requireAccess } from './auth.ts'
 import { computedTraitEndpoints } from './computed-trait-endpoints.ts'
@@ -110,6 +112,7 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
       computedTraits: new ComputedTraitService(store),
     })
     await protectedApi.register(audienceEndpoints, { audiences: new AudienceService(store) })
+    await protectedApi.register(alertEndpoints, { alerts: new AlertService(store) })
     await protectedApi.register(configEndpoints, { config: new ConfigService(store, SETTINGS_FIELDS) })
   })
 }

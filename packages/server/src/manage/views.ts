@@ -13,12 +13,14 @@ import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
 import type { Destination } from '../domain/destinations.ts'
+import type { AlertSettings, OperationalEvent } from '../domain/health-store.ts'
 import type { Profile, ProfileEvent, ProfileIdentities } from '../domain/profiles.ts'
 import type { Regulation, Suppression } from '../domain/regulations.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
 import type { AccessToken } from '../domain/tokens.ts'
 import { escapePointerToken } from '../lib/json-pointer.ts'
 import type { TokenView } from './access-schemas.ts'
+import type { AlertSettingsView, NoticeView } from './alert-schemas.ts'
 import type { AudienceView } from './audience-schemas.ts'
 import type { ComputedTraitView } from './computed-trait-schemas.ts'
 import type {
@@ -136,7 +138,7 @@ export function deliveryRequestView(request: DeliveryRequest, revealSecrets: boo
 }
 
 export function destinationView(
-  { destination, stats }: DestinationWithStats,
+  { destination, stats, health }: DestinationWithStats,
   revealSecrets = true,
 ): DestinationView {
   return {
@@ -157,6 +159,17 @@ export function destinationView(
     createdAt: iso(destination.createdAt),
     updatedAt: iso(destination.updatedAt),
     stats: statsView(stats),
+    health: health.map((each) => ({
+      url: shownUrl(each.url, revealSecrets),
+      state: each.state,
+      consecutiveFailures: each.consecutiveFailures,
+      lastSuccessAt: isoOrNull(each.lastSuccessAt),
+      lastFailureAt: isoOrNull(each.lastFailureAt),
+      lastError: each.lastError,
+      successRate1h: each.successRate1h,
+      disabledAt: isoOrNull(each.disabledAt),
+      disabledReason: each.disabledReason,
+    })),
   }
 }
 
@@ -167,6 +180,8 @@ function deliveryPolicyView(settings: Destination['settings']): DeliveryPolicySe
   if (settings.filters !== undefined) view.filters = settings.filters.map((filter) => ({ ...filter }))
   if (settings.mapping !== undefined) view.mapping = settings.mapping
   if (settings.method !== undefined) view.method = settings.method
+  if (settings.autoDisable !== undefined) view.autoDisable = { ...settings.autoDisable }
+  if (settings.maxRequestsPerSecond !== undefined) view.maxRequestsPerSecond = settings.maxRequestsPerSecond
   return view
 }
 
@@ -293,4 +308,28 @@ function iso(epochMs: number): string {
 
 function isoOrNull(epochMs: number | null): string | null {
   return epochMs === null ? null : iso(epochMs)
+}
+
+/** The alert settings; the secret masked unless it was just generated (`shownSecret`). */
+export function alertSettingsView(settings: AlertSettings, shownSecret: string | null): AlertSettingsView {
+  return {
+    url: settings.url,
+    sharedSecret: shownSecret ?? `whsec_…${settings.sharedSecret.slice(-4)}`,
+    events: settings.events === null ? null : [...settings.events],
+    updatedAt: iso(settings.updatedAt),
+  }
+}
+
+/** An operational event as a notice; a URL in it is masked for viewers, as everywhere. */
+export function noticeView(event: OperationalEvent, revealSecrets = true): NoticeView {
+  const { url } = event.data
+  return {
+    id: event.id,
+    type: event.type,
+    createdAt: iso(event.createdAt),
+    data: typeof url === 'string' ? { ...event.data, url: shownUrl(url, revealSecrets) } : event.data,
+    alertStatus: event.alertStatus,
+    alertAttempts: event.attemptCount,
+    alertError: event.lastError,
+  }
 }

@@ -77,9 +77,24 @@ export interface MetricsOptions {
   backlogCacheMs?: number
   /** Reads what destinations' subscriptions and filters kept out, at scrape time (cached as the backlog). */
   gatedCounts?: () => Promise<DestinationGatedCounts[]>
+  /** Every destination URL's health, from the shared store at scrape time (cached as the backlog). */
+  endpointHealth?: () => Promise<UrlHealthSample[]>
   /** The in-flight ingest queue, read at scrape time. */
   ingestQueue: () => { bytes: number; messages: number }
 }
+
+/** One URL's health, as the metrics show it. */
+export interface UrlHealthSample {
+  destinationId: string
+  /** Its place in `settings.webhooks`, from 0: the label (URLs may carry secrets, so they never are one). */
+  urlIndex: number
+  state: 'healthy' | 'failing' | 'disabled'
+  consecutiveFailures: number
+  /** Share of its requests in the last hour that succeeded; null when none was sent. */
+  successRate1h: number | null
+}
+
+const URL_STATES = ['healthy', 'failing', 'disabled'] as const
 
 const NO_OP_SOURCE: SourceCallCounters = {
   accepted() {},
@@ -217,6 +232,45 @@ export function createMetrics(options: MetricsOptions): Metrics {
     help: 'Messages of replays, per destination and outcome (enqueued, skipped as already delivered, then delivered, failed, or cancelled before they were sent), counted by this process.',
     labelNames: ['destination', 'outcome'] as const,
     registers,
+  })
+  const health = new CachedReader(
+    async () => (await options.endpointHealth?.()) ?? [],
+    options.backlogCacheMs ?? 5_000,
+  )
+  new Gauge({
+    name: 'sluice_destination_url_state',
+    help: "Each destination URL's health: 1 for its state (healthy, failing, disabled), 0 for the others, from the shared store.",
+    labelNames: ['destination', 'url_index', 'state'] as const,
+    registers,
+    async collect() {
+      this.reset()
+      for (const row of await health.read())
+        for (const state of URL_STATES)
+          this.labels(row.destinationId, String(row.urlIndex), state).set(row.state === state ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'sluice_destination_url_consecutive_failures',
+    help: 'Failed requests to a destination URL since its last success, from the shared store.',
+    labelNames: ['destination', 'url_index'] as const,
+    registers,
+    async collect() {
+      this.reset()
+      for (const row of await health.read())
+        this.labels(row.destinationId, String(row.urlIndex)).set(row.consecutiveFailures)
+    },
+  })
+  new Gauge({
+    name: 'sluice_destination_url_success_ratio_1h',
+    help: 'Share of the requests to a destination URL in the last hour that got a 2xx (absent when none was sent).',
+    labelNames: ['destination', 'url_index'] as const,
+    registers,
+    async collect() {
+      this.reset()
+      for (const row of await health.read())
+        if (row.successRate1h !== null)
+          this.labels(row.destinationId, String(row.urlIndex)).set(row.successRate1h)
+    },
   })
   new Gauge({
     name: 'sluice_ingest_queue_bytes',

@@ -8,6 +8,7 @@
  * ingest and delivery commits go on at nearly their usual rate while a user is erased.
  */
 
+import type { HealthStore } from '../domain/health-store.ts'
 import { type ErasureStep, failedErasure, type PrivacyStore } from '../domain/privacy-store.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { StoreWatch } from '../store/store.ts'
@@ -26,7 +27,7 @@ export interface ErasureRunnerOptions {
 }
 
 export class ErasureRunner {
-  private readonly store: PrivacyStore & StoreWatch
+  private readonly store: PrivacyStore & HealthStore & StoreWatch
   private readonly logger: Logger
   private readonly batchSize: number
   private readonly intervalMs: number
@@ -37,7 +38,11 @@ export class ErasureRunner {
   private timer: NodeJS.Timeout | undefined
   private unwatch: (() => Promise<void>) | undefined
 
-  constructor(store: PrivacyStore & StoreWatch, logger: Logger, options: ErasureRunnerOptions = {}) {
+  constructor(
+    store: PrivacyStore & HealthStore & StoreWatch,
+    logger: Logger,
+    options: ErasureRunnerOptions = {},
+  ) {
     this.store = store
     this.logger = logger
     this.batchSize = options.batchSize ?? 1_000

@@ -15,6 +15,7 @@
  */
 import type { ConfigStore } from '../domain/config-store.ts'
 import type { DeliveryStore } from '../domain/delivery-store.ts'
+import type { HealthStore } from '../domain/health-store.ts'
 import type { MessageStore } from '../domain/message-store.ts'
 import type { PrivacyStore } from '../domain/privacy-store.ts'
 import type { ProfileStore } from '../domain/profile-store.ts'
@@ -58,6 +59,7 @@ export interface StoreAreas {
   sources: SourceStore
   messages: MessageStore
   deliveries: DeliveryStore
+  health: HealthStore
   privacy: PrivacyStore
   profiles: ProfileStore
   tokens: TokenStore
@@ -72,6 +74,7 @@ export interface Store
     SourceStore,
     MessageStore,
     DeliveryStore,
+    HealthStore,
     PrivacyStore,
     ProfileStore,
     TokenStore,

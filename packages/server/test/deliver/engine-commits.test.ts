@@ -86,6 +86,12 @@ function harness(
     // No destination here batches.
     destinationsWithOpenBatches: async () => [],
     releaseBatchClaims: async () => {},
+    // Endpoint health: no URL disabled; streaks and events are accepted and forgotten.
+    endpointStates: async () => [],
+    markEndpointFailing: async () => true,
+    markEndpointRecovered: async () => true,
+    recentAttempts: async () => [],
+    recordOperationalEvent: async () => null,
     // Announces nothing: the engine finds this work by its own wake-up at start.
     watch: async () => async () => {},
   } as unknown as Store

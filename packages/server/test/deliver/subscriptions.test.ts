@@ -364,9 +364,11 @@ describe('settings refused at save time', () => {
     const create =
       document.paths['/api/v1/destinations']!.post!.requestBody!.content['application/json']!.schema
     assert.deepEqual(Object.keys(create.properties.settings.properties).sort(), [
+      'autoDisable',
       'batching',
       'filters',
       'mapping',
+      'maxRequestsPerSecond',
       'method',
       'sharedSecret',
       'subscription',

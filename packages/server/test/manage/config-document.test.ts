@@ -171,7 +171,17 @@ test('keys: given for a new object, never changed for an existing one, unique ac
 
 test('destination settings come from their schema: a setting added there is exported and planned', () => {
   assert.deepEqual(SETTINGS_FIELDS, {
-    names: ['webhooks', 'sharedSecret', 'subscription', 'filters', 'mapping', 'method', 'batching'],
+    names: [
+      'webhooks',
+      'sharedSecret',
+      'subscription',
+      'filters',
+      'mapping',
+      'method',
+      'batching',
+      'autoDisable',
+      'maxRequestsPerSecond',
+    ],
     secrets: ['sharedSecret'],
   })
   // Settings as a schema may list them (a method, a secret of its own), checked by the policy.

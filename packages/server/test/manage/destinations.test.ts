@@ -69,6 +69,18 @@ describe('destinations', () => {
           filtered: 0,
           sampledOut: 0,
         },
+        // Nothing sent yet: every URL healthy, without figures.
+        health: ['https://hooks.example.com/one', 'http://hooks.example.com:8080/two?x=1'].map((url) => ({
+          url,
+          state: 'healthy',
+          consecutiveFailures: 0,
+          lastSuccessAt: null,
+          lastFailureAt: null,
+          lastError: null,
+          successRate1h: null,
+          disabledAt: null,
+          disabledReason: null,
+        })),
       },
     )
     assert.match(destination.createdAt, ISO_8601)

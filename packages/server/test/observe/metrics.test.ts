@@ -11,7 +11,16 @@ import { send, trackCall } from '../helpers/tracking.ts'
 import { until } from '../reliability/helpers.ts'
 
 /** The only labels a Sluice metric may carry: ids and fixed words, never user data or URLs. */
-const ALLOWED_LABELS = new Set(['source', 'destination', 'reason', 'outcome', 'state', 'kind', 'le'])
+const ALLOWED_LABELS = new Set([
+  'source',
+  'destination',
+  'reason',
+  'outcome',
+  'state',
+  'kind',
+  'le',
+  'url_index',
+])
 
 async function webhookDestination(sluice: TestSluice, name: string, sourceId: string, url: string) {
   const created = await sluice.api('POST', '/api/v1/destinations', {

@@ -3,6 +3,7 @@
 import type { PostgresStore } from '../../src/store/postgres/postgres-store.ts'
 import { batchContract } from './batch-contract.ts'
 import { type StoreBackend, storeContract, type TestStoreOptions } from './contract.ts'
+import { healthContract } from './health-contract.ts'
 import { freshSchema, openPgStore } from './pg.ts'
 import { privacyContract } from './privacy-contract.ts'
 import { replayContract } from './replay-contract.ts'
@@ -32,3 +33,4 @@ storeContract(backend)
 privacyContract(backend)
 batchContract(backend)
 replayContract(backend)
+healthContract(backend)

@@ -9,6 +9,7 @@ import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
 import type { Store } from '../../src/store/store.ts'
 import { batchContract } from './batch-contract.ts'
 import { type StoreBackend, storeContract, type TestStoreOptions } from './contract.ts'
+import { healthContract } from './health-contract.ts'
 import { privacyContract } from './privacy-contract.ts'
 import { replayContract } from './replay-contract.ts'
 
@@ -43,4 +44,5 @@ for (const variant of variants) {
   privacyContract(backend)
   batchContract(backend)
   replayContract(backend)
+  healthContract(backend)
 }

@@ -198,12 +198,13 @@ describe('the web app, day to day', () => {
     )
     const urls = page.getByRole('table', { name: 'URLs and their recent attempts' })
     const failing = urls.getByRole('row').filter({ hasText: `${refusing.url}/hooks` })
-    await failing.getByText('Last attempt failed').waitFor({ timeout: SLOW })
+    // The API reports each URL's health: the refusing one is Failing, the other Healthy.
+    await failing.getByText('Failing', { exact: true }).waitFor({ timeout: SLOW })
     await failing.getByText(/503/).first().waitFor()
     await urls
       .getByRole('row')
       .filter({ hasText: `${first.url}/hooks` })
-      .getByText('Last attempt succeeded')
+      .getByText('Healthy', { exact: true })
       .waitFor()
     assert.equal((await sluice.api('GET', `/api/v1/destinations/${destinationId}`)).body.stats.failed, 0)
   })

@@ -26,6 +26,7 @@ import type {
   DestinationSeries,
   DryRunAnswer,
   DryRunBody,
+  NoticeList,
   PreviewAudienceBody,
   Profile,
   ProfileEventPage,
@@ -68,6 +69,7 @@ export const keys = {
   replays: (destinationId: string) => ['replays', destinationId],
   series: (path: string, range: SeriesRange) => ['series', path, range.label],
   tokens: ['tokens'],
+  notices: ['notices'],
   regulations: ['regulations'],
   suppressions: ['suppressions'],
   audiences: ['audiences'],
@@ -132,6 +134,12 @@ export const queries = {
       queryFn: () => get<ReplayList>(`/destinations/${destinationId}/replays`),
     }),
   tokens: () => queryOptions({ queryKey: keys.tokens, queryFn: () => get<TokenList>('/tokens') }),
+  /** The most recent operational events (failing, disabled and recovered URLs, dead letters, finished requests). */
+  notices: (limit: number) =>
+    queryOptions({
+      queryKey: [...keys.notices, limit],
+      queryFn: () => get<NoticeList>(`/notices${queryString({ limit })}`),
+    }),
   regulations: () =>
     queryOptions({ queryKey: keys.regulations, queryFn: () => get<RegulationList>('/regulations') }),
   suppressions: () =>
@@ -191,6 +199,9 @@ export const changes = {
   deleteDestination: (id: string) => send<void>('DELETE', `/destinations/${id}`),
   /** Unsaved settings over the sources' recent calls: what would be sent; nothing is. */
   dryRun: (body: DryRunBody) => send<DryRunAnswer>('POST', '/destinations/dry-run', body),
+  /** Enables a disabled URL again (`index` from 0 in the destination's webhooks). */
+  enableUrl: (id: string, index: number) =>
+    send<Destination>('POST', `/destinations/${id}/urls/${index}/enable`),
   sendTestEvent: (destinationId: string) =>
     send<TestSendAnswer>('POST', `/destinations/${destinationId}/test`),
   replayDeliveries: (destinationId: string, query: ReplayQuery) =>

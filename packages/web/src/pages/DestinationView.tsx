@@ -1,4 +1,4 @@
-import type { Destination, SavedDestination } from '@sluice/server/api'
+import type { Destination, EndpointHealth, SavedDestination } from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useState } from 'react'
 import { ApiError } from '../api/client.ts'
@@ -6,6 +6,7 @@ import { changes, keys, queries } from '../api/queries.ts'
 import { Deliveries } from '../components/Deliveries.tsx'
 import { DeliveryCharts } from '../components/DeliveryCharts.tsx'
 import { type Backfill, DestinationForm } from '../components/DestinationForm.tsx'
+import { Notices } from '../components/Notices.tsx'
 import { Replays } from '../components/Replays.tsx'
 import { TestEvent } from '../components/TestEvent.tsx'
 import { attemptsByUrl } from '../model/url-attempts.ts'
@@ -205,6 +206,7 @@ function Overview({ destination: data }: { destination: Destination }) {
       </div>
       <PolicySummary destination={data} />
       <UrlList destination={data} />
+      <Notices destinationId={id} />
       <DeliveryCharts destinationId={id} />
       <Replays destinationId={id} />
       <Deliveries destinationId={id} />
@@ -282,17 +284,7 @@ function ConnectedSources({ destination }: { destination: Destination }) {
   )
 }
 
-/**
- * A URL's health as the API may report it (`health` on the destination, one entry per URL). Read
- * defensively: shown when present, and the URL's recent attempts are shown either way.
- */
-interface UrlHealth {
-  url: string
-  state: 'healthy' | 'failing' | 'disabled'
-  lastError?: string | null
-}
-
-const HEALTH_LABELS: Record<UrlHealth['state'], string> = {
+const HEALTH_LABELS: Record<EndpointHealth['state'], string> = {
   healthy: 'Healthy',
   failing: 'Failing',
   disabled: 'Disabled',
@@ -304,14 +296,20 @@ function UrlList({ destination }: { destination: Destination }) {
     refetchInterval: 5_000,
   })
   const byUrl = attemptsByUrl(recent.data?.deliveries ?? [])
-  // The health of each URL once the API reports it (a later version); absent today.
-  const health = (destination as Destination & { health?: UrlHealth[] }).health ?? []
+  const canWrite = useCanWrite()
+  const queryClient = useQueryClient()
+  const enable = useMutation({
+    mutationFn: (index: number) => changes.enableUrl(destination.id, index),
+    onSuccess: (updated) => queryClient.setQueryData(keys.destination(destination.id), updated),
+  })
   return (
     <div className="card">
       <h2>URLs</h2>
       <p className="muted">
-        Attempts over the last {RECENT_DELIVERIES} deliveries. A URL that fails while another answers still
-        counts its deliveries as delivered: its failures show here.
+        State from every attempt Sluice recorded; attempts and failures over the last {RECENT_DELIVERIES}{' '}
+        deliveries. A URL that fails while another answers is Failing although its deliveries count as
+        delivered. A Disabled URL (it answered 410 Gone, or failed for the auto-disable period) gets nothing
+        until it is enabled; while every URL is disabled, deliveries wait.
       </p>
       <TableScroll label="URLs and their recent attempts">
         <table className="url-table">
@@ -332,7 +330,7 @@ function UrlList({ destination }: { destination: Destination }) {
           <tbody>
             {destination.settings.webhooks.map((webhook, index) => {
               const counts = byUrl.get(webhook.url)
-              const state = health.find((each) => each.url === webhook.url)
+              const state = destination.health[index]
               const failing = counts !== undefined && counts.lastError !== null
               return (
                 <tr key={webhook.url} className={failing ? 'url-failing' : undefined}>
@@ -347,9 +345,42 @@ function UrlList({ destination }: { destination: Destination }) {
                   </td>
                   <td>
                     {state ? (
-                      <span className={`badge badge-health-${state.state}`}>
-                        {HEALTH_LABELS[state.state]}
-                      </span>
+                      <>
+                        <span className={`badge badge-health-${state.state}`}>
+                          {HEALTH_LABELS[state.state]}
+                        </span>
+                        {state.state === 'disabled' && (
+                          <p className="url-disabled">
+                            {state.disabledReason}{' '}
+                            {state.disabledAt && (
+                              <span className="muted">Since {formatTime(state.disabledAt)}.</span>
+                            )}{' '}
+                            {canWrite && (
+                              <button
+                                type="button"
+                                className="secondary"
+                                disabled={enable.isPending}
+                                onClick={() => enable.mutate(index)}
+                                aria-label={`Enable URL ${index + 1}`}
+                              >
+                                Enable
+                              </button>
+                            )}
+                          </p>
+                        )}
+                        {state.state !== 'disabled' && state.consecutiveFailures > 0 && (
+                          <span className="muted">
+                            {' '}
+                            {state.consecutiveFailures.toLocaleString()} in a row
+                          </span>
+                        )}
+                        {state.successRate1h !== null && (
+                          <span className="muted url-rate">
+                            {' '}
+                            {Math.round(state.successRate1h * 100)}% succeeded in the last hour
+                          </span>
+                        )}
+                      </>
                     ) : counts === undefined ? (
                       <span className="muted">No attempts yet</span>
                     ) : failing ? (
@@ -364,7 +395,12 @@ function UrlList({ destination }: { destination: Destination }) {
                     {(state?.lastError ?? counts?.lastError) ? (
                       <>
                         <span className="error-text">{state?.lastError ?? counts?.lastError}</span>
-                        {counts?.lastAt && <span className="muted"> · {formatTime(counts.lastAt)}</span>}
+                        {(state?.lastFailureAt ?? counts?.lastAt) && (
+                          <span className="muted">
+                            {' '}
+                            · {formatTime(state?.lastFailureAt ?? counts?.lastAt ?? '')}
+                          </span>
+                        )}
                       </>
                     ) : (
                       <span className="muted">—</span>
@@ -376,7 +412,7 @@ function UrlList({ destination }: { destination: Destination }) {
           </tbody>
         </table>
       </TableScroll>
-      <ErrorBox error={recent.error} />
+      <ErrorBox error={recent.error ?? enable.error} />
     </div>
   )
 }

@@ -1,5 +1,7 @@
+import type { Destination } from '@sluice/server/api'
 import { useQuery } from '@tanstack/react-query'
 import { queries } from '../api/queries.ts'
+import { Notices } from '../components/Notices.tsx'
 import { useCanWrite } from '../session.ts'
 import { Link } from '../ui/content.tsx'
 import { EmptyState, ListStates, TableScroll } from '../ui/lists.tsx'
@@ -59,7 +61,10 @@ export function Destinations() {
                   <td>
                     <Link to={`/destinations/${destination.id}`}>{destination.name}</Link>
                   </td>
-                  <td>{destination.enabled ? 'Enabled' : 'Disabled'}</td>
+                  <td>
+                    {destination.enabled ? 'Enabled' : 'Disabled'}
+                    <UrlTrouble health={destination.health} />
+                  </td>
                   <td>{sourceNames(destination.sourceIds)}</td>
                   <td className="num">{destination.stats.delivered.toLocaleString()}</td>
                   <td className="num">{destination.stats.retrying.toLocaleString()}</td>
@@ -70,6 +75,21 @@ export function Destinations() {
           </table>
         </TableScroll>
       </ListStates>
+      <Notices />
     </section>
+  )
+}
+
+/** How many of a destination's URLs are failing or disabled, when any is. */
+function UrlTrouble({ health }: { health: Destination['health'] }) {
+  const failing = health.filter((url) => url.state === 'failing').length
+  const disabled = health.filter((url) => url.state === 'disabled').length
+  const words = [
+    failing > 0 && `${failing} URL${failing === 1 ? '' : 's'} failing`,
+    disabled > 0 && `${disabled} URL${disabled === 1 ? '' : 's'} disabled`,
+  ].filter(Boolean)
+  if (words.length === 0) return null
+  return (
+    <span className={`badge badge-health-${disabled > 0 ? 'disabled' : 'failing'}`}>{words.join(', ')}</span>
   )
 }

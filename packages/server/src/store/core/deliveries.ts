@@ -238,6 +238,12 @@ export class DeliveriesCore implements DeliveryStore {
     return count
   }
 
+  async deadLetterWaiting(destinationId: string, startedBefore: number, now: number): Promise<number> {
+    const count = await this.#sql.deliveries.deadLetterWaiting(destinationId, startedBefore, now)
+    if (count > 0) this.#changes.committed('deliveries')
+    return count
+  }
+
   async countDeliveries(filter: DeliveryCountFilter = {}): Promise<number> {
     return this.#sql.deliveries.count(filter)
   }

@@ -11,6 +11,7 @@
  */
 import type { ConfigStore } from '../../domain/config-store.ts'
 import type { ClaimRequest, DeliveryOutcome, DeliveryStore } from '../../domain/delivery-store.ts'
+import type { HealthStore } from '../../domain/health-store.ts'
 import type { MessageStore } from '../../domain/message-store.ts'
 import { DEFAULT_DEDUPE_WINDOW_HOURS } from '../../domain/messages.ts'
 import type { PrivacyStore } from '../../domain/privacy-store.ts'
@@ -25,6 +26,7 @@ import type { ClaimRow } from '../tables/deliveries.ts'
 import { type ChangeListener, Changes } from './changes.ts'
 import { ConfigCore } from './config.ts'
 import { claimRows, DeliveriesCore, recordOutcomesClaimingRows } from './deliveries.ts'
+import { HealthCore } from './health.ts'
 import { MessagesCore } from './messages.ts'
 import { applyMigrations } from './migrations.ts'
 import { PrivacyCore } from './privacy.ts'
@@ -46,6 +48,7 @@ export const AREAS = {
   sources: SourcesCore,
   messages: MessagesCore,
   deliveries: DeliveriesCore,
+  health: HealthCore,
   privacy: PrivacyCore,
   profiles: ProfilesCore,
   tokens: TokensCore,
@@ -118,6 +121,7 @@ export interface StoreCore<Kind extends Store['kind'] = Store['kind']>
   extends SourceStore,
     MessageStore,
     DeliveryStore,
+    HealthStore,
     PrivacyStore,
     ProfileStore,
     TokenStore,
@@ -186,6 +190,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
       sources: new SourcesCore(sql.sources, this.changes, this.writeKeys, secrets),
       messages: new MessagesCore(sql, this.changes, options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
       deliveries,
+      health: new HealthCore(sql, this.changes, secrets),
       privacy: new PrivacyCore(sql.regulations, this.changes, (userIds, sourceIds) =>
         profiles.eraseProfilesOfUsers(userIds, sourceIds),
       ),

@@ -13,7 +13,9 @@ import type { ConfigSql } from '../tables/config.ts'
 import type { ClaimDeliveriesSql, DeliveriesSql, RecordOutcomesSql } from '../tables/deliveries.ts'
 import type { DeliveryBatchesSql } from '../tables/delivery-batches.ts'
 import type { DestinationsSql } from '../tables/destinations.ts'
+import type { EndpointStatesSql } from '../tables/endpoint-states.ts'
 import type { IngestSql, MessagesSql } from '../tables/messages.ts'
+import type { OperationalEventsSql } from '../tables/operational-events.ts'
 import type { ProfilesSql } from '../tables/profiles.ts'
 import type { RegulationsSql } from '../tables/regulations.ts'
 import type { ReplaysSql } from '../tables/replays.ts'
@@ -37,6 +39,8 @@ export interface StoreSql<Kind extends Store['kind'] = Store['kind']> {
   deliveries: DeliveriesSql
   deliveryBatches: DeliveryBatchesSql
   attempts: AttemptsSql
+  endpointStates: EndpointStatesSql
+  operationalEvents: OperationalEventsSql
   regulations: RegulationsSql
   tokens: TokensSql
   rollups: RollupsSql

@@ -36,9 +36,11 @@ import { postgresConfig } from './sql/config.ts'
 import { postgresDeliveries } from './sql/deliveries.ts'
 import { postgresDeliveryBatches } from './sql/delivery-batches.ts'
 import { postgresDestinations } from './sql/destinations.ts'
+import { postgresEndpointStates } from './sql/endpoint-states.ts'
 import { postgresIngest } from './sql/ingest.ts'
 import { postgresMessages } from './sql/messages.ts'
 import { postgresMigrations } from './sql/migrations.ts'
+import { postgresOperationalEvents } from './sql/operational-events.ts'
 import { postgresProfiles } from './sql/profiles.ts'
 import { postgresRecordOutcomes } from './sql/record-outcomes.ts'
 import { postgresRegulations } from './sql/regulations.ts'
@@ -68,6 +70,8 @@ function postgresSql(db: PostgresDatabase): StoreSql<'postgres'> {
     deliveries: postgresDeliveries(db),
     deliveryBatches: postgresDeliveryBatches(db),
     attempts: postgresAttempts(db),
+    endpointStates: postgresEndpointStates(db),
+    operationalEvents: postgresOperationalEvents(db),
     sweep: postgresSweep(db),
     regulations: postgresRegulations(db),
     tokens: postgresTokens(db),

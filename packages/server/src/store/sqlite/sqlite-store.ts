@@ -18,9 +18,11 @@ import { sqliteConfig } from './sql/config.ts'
 import { sqliteDeliveries } from './sql/deliveries.ts'
 import { sqliteDeliveryBatches } from './sql/delivery-batches.ts'
 import { sqliteDestinations } from './sql/destinations.ts'
+import { sqliteEndpointStates } from './sql/endpoint-states.ts'
 import { sqliteIngest } from './sql/ingest.ts'
 import { sqliteMessages } from './sql/messages.ts'
 import { sqliteMigrations } from './sql/migrations.ts'
+import { sqliteOperationalEvents } from './sql/operational-events.ts'
 import { sqliteProfiles } from './sql/profiles.ts'
 import { sqliteRecordOutcomes } from './sql/record-outcomes.ts'
 import { sqliteRegulations } from './sql/regulations.ts'
@@ -52,6 +54,8 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     deliveries: sqliteDeliveries(db),
     deliveryBatches: sqliteDeliveryBatches(db),
     attempts: sqliteAttempts(db),
+    endpointStates: sqliteEndpointStates(db),
+    operationalEvents: sqliteOperationalEvents(db),
     sweep: sqliteSweep(db),
     regulations: sqliteRegulations(db),
     tokens: sqliteTokens(db),

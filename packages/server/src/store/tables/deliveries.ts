@@ -107,6 +107,12 @@ export interface DeliveriesSql {
   get(id: number): Awaitable<DeliveryRow | undefined>
   /** Final deliveries only, back to pending at `now` with a fresh window; returns how many. */
   replay(filter: ReplayFilter, now: number): Awaitable<number>
+  /**
+   * Dead-letters a destination's unleased pending and retrying deliveries (and batches, with their
+   * members) whose window started (first attempt, else creation) at or before `startedBefore`.
+   * Returns how many deliveries.
+   */
+  deadLetterWaiting(destinationId: string, startedBefore: number, now: number): Awaitable<number>
   count(filter: DeliveryCountFilter): Awaitable<number>
   countByState(destinationId: string): Awaitable<StateCountRow[]>
   /** Per destination and state (pending, retrying only): how many, and the earliest next_attempt_at. */

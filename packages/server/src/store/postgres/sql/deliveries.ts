@@ -57,27 +57,22 @@ export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
               'destination_id = $2 AND status = $3 AND created_at >= $4',
               [now, pgText(filter.destinationId), filter.status, filter.since ?? 0],
             ]
-      return db.retrying(() =>
-        db.transaction(async (client) => {
-          const alone = await client.query(
-            `UPDATE deliveries SET ${fresh} WHERE ${where} AND batch_id IS NULL`,
-            params,
-          )
-          const batches = await client.query(
-            `UPDATE delivery_batches SET ${fresh}
-             WHERE status IN ('failed', 'delivered')
-               AND id IN (SELECT batch_id FROM deliveries WHERE ${where} AND batch_id IS NOT NULL)
-             RETURNING id`,
-            params,
-          )
-          if (batches.rows.length === 0) return alone.rowCount ?? 0
-          const members = await client.query(
-            `UPDATE deliveries SET ${fresh} WHERE batch_id = ANY($2::bigint[])`,
-            [now, batches.rows.map((row: { id: number }) => row.id)],
-          )
-          return (alone.rowCount ?? 0) + (members.rowCount ?? 0)
-        }),
+      return updateWithBatches(
+        db,
+        fresh,
+        `${where} AND batch_id IS NULL`,
+        `status IN ('failed', 'delivered')
+           AND id IN (SELECT batch_id FROM deliveries WHERE ${where} AND batch_id IS NOT NULL)`,
+        params,
+        now,
       )
+    },
+    deadLetterWaiting: (destinationId, startedBefore, now) => {
+      const expired = `destination_id = $2 AND status IN ('pending', 'retrying')
+        AND (lease_until IS NULL OR lease_until <= $1) AND COALESCE(first_attempt_at, created_at) <= $3`
+      const dead = "status = 'failed', dead_lettered = true, lease_until = NULL, updated_at = $1"
+      const params = [now, pgText(destinationId), startedBefore]
+      return updateWithBatches(db, dead, `${expired} AND batch_id IS NULL`, expired, params, now)
     },
     count: async (filter) => {
       const [row] = await db.query<{ n: number }>(
@@ -98,4 +93,33 @@ export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
          WHERE status IN ('pending', 'retrying') GROUP BY destination_id, status`,
       ),
   }
+}
+
+/**
+ * Sets `set` (where `$1` is `now`) on the deliveries `aloneWhere` picks and on the batches
+ * `batchesWhere` picks, with every member of those batches, in one transaction; how many deliveries.
+ */
+function updateWithBatches(
+  db: PostgresDatabase,
+  set: string,
+  aloneWhere: string,
+  batchesWhere: string,
+  params: unknown[],
+  now: number,
+): Promise<number> {
+  return db.retrying(() =>
+    db.transaction(async (client) => {
+      const alone = await client.query(`UPDATE deliveries SET ${set} WHERE ${aloneWhere}`, params)
+      const batches = await client.query(
+        `UPDATE delivery_batches SET ${set} WHERE ${batchesWhere} RETURNING id`,
+        params,
+      )
+      if (batches.rows.length === 0) return alone.rowCount ?? 0
+      const members = await client.query(`UPDATE deliveries SET ${set} WHERE batch_id = ANY($2::bigint[])`, [
+        now,
+        batches.rows.map((row: { id: number }) => row.id),
+      ])
+      return (alone.rowCount ?? 0) + (members.rowCount ?? 0)
+    }),
+  )
 }

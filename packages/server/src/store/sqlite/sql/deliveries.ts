@@ -93,6 +93,24 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
         return Number(alone.changes) + Number(members.changes)
       })
     },
+    deadLetterWaiting(destinationId, startedBefore, now) {
+      const expired = `destination_id = ? AND status IN ('pending', 'retrying')
+        AND (lease_until IS NULL OR lease_until <= ?) AND COALESCE(first_attempt_at, created_at) <= ?`
+      const dead = "status = 'failed', dead_lettered = 1, lease_until = NULL, updated_at = ?"
+      return db.transaction(() => {
+        const alone = db
+          .sql(`UPDATE deliveries SET ${dead} WHERE ${expired} AND batch_id IS NULL`)
+          .run(now, destinationId, now, startedBefore)
+        const batches = db
+          .sql(`UPDATE delivery_batches SET ${dead} WHERE ${expired} RETURNING id`)
+          .all(now, destinationId, now, startedBefore) as { id: number }[]
+        if (batches.length === 0) return Number(alone.changes)
+        const members = db
+          .sql(`UPDATE deliveries SET ${dead} WHERE batch_id IN (SELECT value FROM json_each(?))`)
+          .run(now, JSON.stringify(batches.map((row) => row.id)))
+        return Number(alone.changes) + Number(members.changes)
+      })
+    },
     count(filter) {
       const where: string[] = []
       const params: SQLInputValue[] = []
