@@ -39,6 +39,8 @@ import type {
 import type {
   createDestinationSchema,
   listDestinationsSchema,
+  listRotationsSchema,
+  rotateSecretSchema,
   updateDestinationSchema,
 } from '../manage/destination-schemas.ts'
 import type { dryRunSchema, savedDryRunSchema } from '../manage/dry-run-schemas.ts'
@@ -65,9 +67,16 @@ export { DELIVERY_STATUSES } from '../domain/deliveries.ts'
 export type {
   DestinationFilter,
   FilterAction,
+  SecretKind,
   WebhookMethod,
 } from '../domain/destinations.ts'
-export { FILTER_ACTIONS, WEBHOOK_METHODS } from '../domain/destinations.ts'
+export {
+  DEFAULT_SIGNING,
+  FILTER_ACTIONS,
+  GRACE_PERIOD_SECONDS,
+  SECRET_KINDS,
+  WEBHOOK_METHODS,
+} from '../domain/destinations.ts'
 export type { MessageType, StoredMessageType } from '../domain/messages.ts'
 export { MESSAGE_TYPES } from '../domain/messages.ts'
 export type { RegulationStatus, RegulationType } from '../domain/regulations.ts'
@@ -89,6 +98,7 @@ export type {
 export type {
   DeliveryPolicySettingsView as DeliveryPolicySettings,
   DestinationView as Destination,
+  SecretRotationView as SecretRotation,
 } from '../manage/destination-schemas.ts'
 export type { DryRunView as DryRunAnswer } from '../manage/dry-run-schemas.ts'
 export type { ProfileEventView as ProfileEvent, ProfileView as Profile } from '../manage/profile-schemas.ts'
@@ -124,6 +134,9 @@ export type DestinationList = Answer<typeof listDestinationsSchema>
 /** POST /destinations (and PATCH): the destination, with `warnings` about URLs Sluice refuses to dial. */
 export type SavedDestination = Answer<typeof createDestinationSchema, 201>
 export type DestinationSeries = Answer<typeof destinationSeriesSchema>
+/** POST /destinations/{id}/secrets/rotate: the new secret (shown this once) and the rotation. */
+export type RotationAnswer = Answer<typeof rotateSecretSchema>
+export type RotationList = Answer<typeof listRotationsSchema>
 export type DeliveryPage = Answer<typeof listDeliveriesSchema>
 export type ReplayAnswer = Answer<typeof replayDestinationSchema, 202>
 /** POST /destinations/{id}/test: what each URL answered. */
@@ -157,6 +170,7 @@ export type CreateTokenBody = Body<typeof createTokenSchema>
 export type CreateSourceBody = Body<typeof createSourceSchema>
 export type CreateDestinationBody = Body<typeof createDestinationSchema>
 export type UpdateDestinationBody = Body<typeof updateDestinationSchema>
+export type RotateSecretBody = Body<typeof rotateSecretSchema>
 /** POST /destinations/dry-run: unsaved settings over the sources' recent calls. */
 export type DryRunBody = Body<typeof dryRunSchema>
 /** POST /destinations/{id}/dry-run: the window over the destination's recent calls. */

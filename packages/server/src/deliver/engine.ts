@@ -430,6 +430,7 @@ export class DeliveryEngine {
       const request = prepareBatchRequest(
         members.map((member) => member.payload),
         destination.settings,
+        batch.id,
       )
       const startedAt = performance.now()
       const results = await sendToOpenUrls(this.sender, destination.settings, request, batch.closedUrls)

@@ -47,6 +47,52 @@ export interface WebhooksSettings {
   method?: WebhookMethod
   /** Several messages per request, as a JSON array; absent: one message per request. */
   batching?: BatchingSettings
+  /** Which signatures each request carries. Absent: `DEFAULT_SIGNING`. */
+  signing?: SigningSettings
+  /** The Standard Webhooks secret (`whsec_…`); generated when `signing.standardWebhooks` is turned on. */
+  standardWebhooksSecret?: string
+  /**
+   * Sluice's own state, not a setting (absent from the settings' schema, so configuration as code keeps
+   * it as it is): secrets replaced by a rotation that still sign until their grace ends, and the
+   * rotations made (times only).
+   */
+  rotation?: RotationState
+}
+
+/** The signatures a request carries (deliver/signing.ts). */
+export interface SigningSettings {
+  /** `X-Signature` (hex HMAC-SHA1 of the body) when a shared secret is set. Default true. */
+  xSignature: boolean
+  /** The Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature`. Default false. */
+  standardWebhooks: boolean
+}
+
+export const DEFAULT_SIGNING: Readonly<SigningSettings> = { xSignature: true, standardWebhooks: false }
+
+/** The secrets a destination signs with, by the `kind` a rotation names. */
+export const SECRET_KINDS = ['standardWebhooks', 'sharedSecret'] as const
+export type SecretKind = (typeof SECRET_KINDS)[number]
+
+/** How long a secret replaced by a rotation keeps signing beside the new one, in seconds. */
+export const GRACE_PERIOD_SECONDS = { min: 0, max: 604_800, default: 86_400 } as const
+
+/** A secret replaced by a rotation, still signing beside the new one until `until` (epoch ms). */
+export interface PreviousSecret {
+  secret: string
+  until: number
+}
+
+/** One rotation, as listed: when it was made and when the replaced secret stops signing (epoch ms). */
+export interface SecretRotation {
+  kind: SecretKind
+  rotatedAt: number
+  graceEndsAt: number
+}
+
+export interface RotationState {
+  previous: Partial<Record<SecretKind, PreviousSecret>>
+  /** Newest last, at most `MAX_LISTED_ROTATIONS`. */
+  rotations: SecretRotation[]
 }
 
 /** When a destination's batch is flushed: whichever limit is reached first. */

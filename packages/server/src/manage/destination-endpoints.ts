@@ -1,18 +1,21 @@
 /**
- * HTTP endpoints for destinations: `/destinations` and `/destinations/:id`.
+ * HTTP endpoints for destinations: `/destinations`, `/destinations/:id` and the rotation of its
+ * signing secrets (`/destinations/:id/secrets/…`).
  */
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
 import { unreachableUrlWarnings } from '../deliver/url-warnings.ts'
-import type { DestinationService, DestinationWithStats } from '../domain/destination-service.ts'
+import type { DestinationService, SavedDestination } from '../domain/destination-service.ts'
 import { canSeeSecrets } from './auth.ts'
 import {
   createDestinationSchema,
   deleteDestinationSchema,
   getDestinationSchema,
   listDestinationsSchema,
+  listRotationsSchema,
+  rotateSecretSchema,
   updateDestinationSchema,
 } from './destination-schemas.ts'
-import { destinationView } from './views.ts'
+import { destinationView, rotationView } from './views.ts'
 
 export const destinationEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   Options: {
@@ -22,8 +25,10 @@ export const destinationEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   }
 }> = async (app, { destinations, allowPrivateDestinations }) => {
   // Only admins save (viewers are refused first), so the saved view shows the URLs in full.
-  const saved = async (record: DestinationWithStats) => ({
+  // A Standard Webhooks secret this save made is shown here, this once.
+  const saved = async (record: SavedDestination) => ({
     ...destinationView(record, true),
+    ...(record.generatedSecret === undefined ? {} : { standardWebhooksSecret: record.generatedSecret }),
     warnings: await unreachableUrlWarnings(record.destination.settings.webhooks, {
       allowPrivate: allowPrivateDestinations,
     }),
@@ -46,6 +51,15 @@ export const destinationEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   app.patch('/destinations/:id', { schema: updateDestinationSchema }, async (request) =>
     saved(await destinations.update(request.params.id, request.body)),
   )
+
+  app.post('/destinations/:id/secrets/rotate', { schema: rotateSecretSchema }, async (request) => {
+    const { secret, rotation } = await destinations.rotateSecret(request.params.id, request.body)
+    return { secret, rotation: rotationView(rotation) }
+  })
+
+  app.get('/destinations/:id/secrets/rotations', { schema: listRotationsSchema }, async (request) => ({
+    rotations: (await destinations.rotations(request.params.id)).map(rotationView),
+  }))
 
   app.delete('/destinations/:id', { schema: deleteDestinationSchema }, async (request, reply) => {
     await destinations.delete(request.params.id)

@@ -12,7 +12,7 @@ import type { AudienceWithSize } from '../domain/audience-service.ts'
 import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
-import type { Destination } from '../domain/destinations.ts'
+import { DEFAULT_SIGNING, type Destination, type SecretRotation } from '../domain/destinations.ts'
 import type { Profile, ProfileEvent } from '../domain/profiles.ts'
 import type { Regulation, Suppression } from '../domain/regulations.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
@@ -28,7 +28,11 @@ import type {
   DeliveryStatsView,
   DeliveryView,
 } from './delivery-schemas.ts'
-import type { DeliveryPolicySettingsView, DestinationView } from './destination-schemas.ts'
+import type {
+  DeliveryPolicySettingsView,
+  DestinationView,
+  SecretRotationView,
+} from './destination-schemas.ts'
 import type { ProfileEventView, ProfileView } from './profile-schemas.ts'
 import type { RegulationView, SuppressionView } from './regulation-schemas.ts'
 import type { SourceView } from './source-schemas.ts'
@@ -153,10 +157,20 @@ export function destinationView(
       sharedSecretSet: destination.settings.sharedSecret !== null,
       ...deliveryPolicyView(destination.settings),
       ...(destination.settings.batching ? { batching: { ...destination.settings.batching } } : {}),
+      signing: { ...(destination.settings.signing ?? DEFAULT_SIGNING) },
+      standardWebhooksSecretSet: destination.settings.standardWebhooksSecret !== undefined,
     },
     createdAt: iso(destination.createdAt),
     updatedAt: iso(destination.updatedAt),
     stats: statsView(stats),
+  }
+}
+
+export function rotationView(rotation: SecretRotation): SecretRotationView {
+  return {
+    kind: rotation.kind,
+    rotatedAt: iso(rotation.rotatedAt),
+    graceEndsAt: iso(rotation.graceEndsAt),
   }
 }
 
