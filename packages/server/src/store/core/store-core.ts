@@ -180,10 +180,18 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     const profiles = new ProfilesCore(sql, profileRules, this.changes)
     this.areas = {
       sources: new SourcesCore(sql.sources, this.changes, this.writeKeys, secrets),
-      messages: new MessagesCore(sql, this.changes, options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
+      messages: new MessagesCore(
+        sql,
+        this.changes,
+        options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS,
+        secrets,
+      ),
       deliveries,
-      privacy: new PrivacyCore(sql.regulations, this.changes, (userIds, sourceIds) =>
-        profiles.eraseProfilesOfUsers(userIds, sourceIds),
+      privacy: new PrivacyCore(
+        sql.regulations,
+        this.changes,
+        (userIds, sourceIds) => profiles.eraseProfilesOfUsers(userIds, sourceIds),
+        secrets.openSettings,
       ),
       profiles,
       tokens: new TokensCore(sql.tokens),

@@ -7,7 +7,7 @@
 import { randomInt } from 'node:crypto'
 import type { DestinationType } from '../../../domain/destinations.ts'
 import type { AcceptedMessage } from '../../../domain/message-store.ts'
-import { closedGates, gateOfRow, type RoutingRow } from '../../../route/gates.ts'
+import { closedGates, gateOfRow, type RoutingRow, type SettingsOpener } from '../../../route/gates.ts'
 import type { IngestSql } from '../../tables/messages.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
@@ -139,7 +139,12 @@ WHERE ds.source_id = ANY ($1::text[]) AND d.enabled`
  * '' when none). Read before the statement: a destination changed meanwhile is judged by the settings
  * it had a moment earlier, as if the call had arrived a moment earlier.
  */
-async function closedTargets(db: PostgresDatabase, messages: AcceptedMessage[], sourceIds: string[]) {
+async function closedTargets(
+  db: PostgresDatabase,
+  messages: AcceptedMessage[],
+  sourceIds: string[],
+  openSettings: SettingsOpener,
+) {
   const rows = await db.query<RoutingRow & { source_id: string; type: DestinationType }>(GATED_TARGETS_SQL, [
     sourceIds,
   ])
@@ -148,7 +153,7 @@ async function closedTargets(db: PostgresDatabase, messages: AcceptedMessage[], 
     { id: string; type: DestinationType; gate: ReturnType<typeof gateOfRow> }[]
   >()
   for (const row of rows) {
-    const gate = gateOfRow(row)
+    const gate = gateOfRow(row, openSettings)
     if (gate === null) continue
     const list = bySource.get(row.source_id) ?? []
     list.push({ id: row.id, type: row.type, gate })
@@ -164,7 +169,7 @@ async function closedTargets(db: PostgresDatabase, messages: AcceptedMessage[], 
 }
 
 export function postgresIngest(db: PostgresDatabase): IngestSql {
-  return async (messages, plan, now, duplicatesAfter) => {
+  return async (messages, plan, now, duplicatesAfter, openSettings) => {
     const stored: boolean[] = new Array(messages.length).fill(false)
     // Repeats inside the batch are already out of the plan, as they must be: ON CONFLICT DO UPDATE may
     // not touch one row twice in a statement.
@@ -198,6 +203,7 @@ export function postgresIngest(db: PostgresDatabase): IngestSql {
         db,
         unique.map((u) => u.message),
         sources.map((source) => source.sourceId),
+        openSettings,
       ),
     ]
     // One statement is one transaction: it commits as a whole or not at all. A rejected promise here —
