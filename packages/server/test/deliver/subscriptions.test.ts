@@ -365,7 +365,13 @@ describe('settings refused at save time', () => {
       settings: { subscription: null, mapping: null, method: null },
     })
     assert.equal(removed.status, 200, JSON.stringify(removed.body))
-    assert.deepEqual(Object.keys(removed.body.settings).sort(), ['sharedSecretSet', 'webhooks'])
+    // Which signatures it sends is always shown (the defaults here).
+    assert.deepEqual(Object.keys(removed.body.settings).sort(), [
+      'sharedSecretSet',
+      'signing',
+      'standardWebhooksSecretSet',
+      'webhooks',
+    ])
     const stored = await sluice.store.getDestination(id)
     assert.deepEqual(Object.keys(stored!.settings).sort(), ['sharedSecret', 'webhooks'])
   })
