@@ -171,8 +171,18 @@ test('keys: given for a new object, never changed for an existing one, unique ac
 
 test('destination settings come from their schema: a setting added there is exported and planned', () => {
   assert.deepEqual(SETTINGS_FIELDS, {
-    names: ['webhooks', 'sharedSecret', 'subscription', 'filters', 'mapping', 'method', 'batching'],
-    secrets: ['sharedSecret'],
+    names: [
+      'webhooks',
+      'sharedSecret',
+      'subscription',
+      'filters',
+      'mapping',
+      'method',
+      'batching',
+      'signing',
+      'standardWebhooksSecret',
+    ],
+    secrets: ['sharedSecret', 'standardWebhooksSecret'],
   })
   // Settings as a schema may list them (a method, a secret of its own), checked by the policy.
   const fields = {
