@@ -69,13 +69,7 @@ export function gateOf(settings: WebhooksSettings): Gate | null {
   return gate
 }
 
-/**
- * A destination's settings text as a row holds it (sealed at rest when Sluice has a secret key), opened:
- * given by the store core, which holds the key (store/core/stored-secrets.ts).
- */
-export type SettingsOpener = (row: { id: string; settings: string }) => string
-
-/** A routing target as the ingest transaction reads it: its settings as stored (JSON text, maybe sealed). */
+/** A routing target as the ingest transaction reads it: its settings as stored (JSON text). */
 export interface RoutingRow {
   id: string
   updated_at: number | string
@@ -88,11 +82,11 @@ const byVersion = new Map<string, { version: string; gate: Gate | null }>()
  * The gate of a destination row, compiled once per version of its settings (`updated_at`), so a
  * group commit pays for parsing only after a change.
  */
-export function gateOfRow(row: RoutingRow, open: SettingsOpener): Gate | null {
+export function gateOfRow(row: RoutingRow): Gate | null {
   const version = String(row.updated_at)
   const cached = byVersion.get(row.id)
   if (cached !== undefined && cached.version === version) return cached.gate
-  const gate = compileGate(JSON.parse(open(row)) as WebhooksSettings)
+  const gate = compileGate(JSON.parse(row.settings) as WebhooksSettings)
   byVersion.set(row.id, { version, gate })
   return gate
 }

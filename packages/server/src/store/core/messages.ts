@@ -11,7 +11,6 @@ import type {
 import { planIngest, toStoredMessage } from '../tables/messages.ts'
 import type { Changes } from './changes.ts'
 import type { StoreSql } from './store-sql.ts'
-import type { StoredSecrets } from './stored-secrets.ts'
 import { sweep } from './sweep.ts'
 
 /** The SQL this area runs. */
@@ -21,29 +20,18 @@ export class MessagesCore implements MessageStore {
   readonly #sql: MessagesTables
   readonly #changes: Changes
   readonly #dedupeWindowMs: number
-  readonly #secrets: StoredSecrets
 
-  /**
-   * `dedupeWindowMs`: messages repeating a messageId received this recently are duplicates. `secrets`:
-   * how destinations' settings are kept at rest (routing opens them).
-   */
-  constructor(sql: MessagesTables, changes: Changes, dedupeWindowMs: number, secrets: StoredSecrets) {
+  /** `dedupeWindowMs`: messages repeating a messageId received this recently are duplicates. */
+  constructor(sql: MessagesTables, changes: Changes, dedupeWindowMs: number) {
     this.#sql = sql
     this.#changes = changes
     this.#dedupeWindowMs = dedupeWindowMs
-    this.#secrets = secrets
   }
 
   async ingest(messages: AcceptedMessage[]): Promise<IngestOutcome> {
     if (messages.length === 0) return { stored: [], deliveriesCreated: 0 }
     const now = Date.now()
-    const outcome = await this.#sql.ingest(
-      messages,
-      planIngest(messages),
-      now,
-      now - this.#dedupeWindowMs,
-      this.#secrets.openSettings,
-    )
+    const outcome = await this.#sql.ingest(messages, planIngest(messages), now, now - this.#dedupeWindowMs)
     // Before the Tracking API's requests resolve: the delivery engine starts on them at once.
     if (outcome.deliveriesCreated > 0) this.#changes.committed('deliveries')
     // The profile worker starts on them at once (other processes' workers poll).

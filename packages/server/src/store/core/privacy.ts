@@ -19,7 +19,6 @@ import {
   suppressesCalls,
 } from '../../domain/regulations.ts'
 import { newId } from '../../lib/ids.ts'
-import type { SettingsOpener } from '../../route/gates.ts'
 import {
   type NotificationCountRow,
   type RegulationRow,
@@ -38,19 +37,11 @@ export class PrivacyCore implements PrivacyStore {
   readonly #sql: RegulationsSql
   readonly #changes: Changes
   readonly #eraseProfiles: ProfileEraser
-  readonly #openSettings: SettingsOpener
 
-  /** `openSettings`: opens destinations' settings as stored, for the `delete` notifications' gates. */
-  constructor(
-    sql: RegulationsSql,
-    changes: Changes,
-    eraseProfiles: ProfileEraser,
-    openSettings: SettingsOpener,
-  ) {
+  constructor(sql: RegulationsSql, changes: Changes, eraseProfiles: ProfileEraser) {
     this.#sql = sql
     this.#changes = changes
     this.#eraseProfiles = eraseProfiles
-    this.#openSettings = openSettings
   }
 
   async createRegulation(input: NewRegulation): Promise<Regulation> {
@@ -75,7 +66,6 @@ export class PrivacyCore implements PrivacyStore {
       suppress: suppressesCalls(input.type),
       unsuppress: input.type === 'UNSUPPRESS',
       notify: deletes,
-      openSettings: this.#openSettings,
     })
     // Before the caller answers: every filter in this process knows of it, the engine has the deletes.
     this.#changes.committed('privacy')

@@ -180,18 +180,10 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     const profiles = new ProfilesCore(sql, profileRules, this.changes)
     this.areas = {
       sources: new SourcesCore(sql.sources, this.changes, this.writeKeys, secrets),
-      messages: new MessagesCore(
-        sql,
-        this.changes,
-        options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS,
-        secrets,
-      ),
+      messages: new MessagesCore(sql, this.changes, options.dedupeWindowMs ?? DEFAULT_DEDUPE_WINDOW_MS),
       deliveries,
-      privacy: new PrivacyCore(
-        sql.regulations,
-        this.changes,
-        (userIds, sourceIds) => profiles.eraseProfilesOfUsers(userIds, sourceIds),
-        secrets.openSettings,
+      privacy: new PrivacyCore(sql.regulations, this.changes, (userIds, sourceIds) =>
+        profiles.eraseProfilesOfUsers(userIds, sourceIds),
       ),
       profiles,
       tokens: new TokensCore(sql.tokens),

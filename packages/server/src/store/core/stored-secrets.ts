@@ -26,10 +26,6 @@ export class StoredSecrets {
     return stored
   }
 
-  /** A destination row's settings text, opened (routing reads rows inside the store's transactions). */
-  readonly openSettings = (row: { id: string; settings: string }): string =>
-    this.open(row.settings, row.id, `destination ${row.id}'s settings`)
-
   /** Whether a stored value should be sealed (again) with the current key. */
   stale(stored: string): boolean {
     return this.#box?.stale(stored) ?? false

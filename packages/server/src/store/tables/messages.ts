@@ -4,7 +4,6 @@
  */
 import type { AcceptedMessage, IngestOutcome, StoredMessage } from '../../domain/message-store.ts'
 import type { StoredMessageType } from '../../domain/messages.ts'
-import type { SettingsOpener } from '../../route/gates.ts'
 import type { Awaitable } from './sql-types.ts'
 
 export interface MessageRow {
@@ -38,8 +37,6 @@ export type IngestSql = (
   plan: SourceBatch[],
   now: number,
   duplicatesAfter: number,
-  /** Opens the destinations' settings the routing gates are compiled from. */
-  openSettings: SettingsOpener,
 ) => Awaitable<IngestOutcome>
 
 /**

@@ -12,7 +12,7 @@ import {
   SUBJECT_TYPE,
   type Suppression,
 } from '../../domain/regulations.ts'
-import { gateOfRow, passGate, type SettingsOpener } from '../../route/gates.ts'
+import { gateOfRow, passGate } from '../../route/gates.ts'
 import { type GatedCall, type GatedCountRow, sumGatedCalls } from './destinations.ts'
 import type { Awaitable, Flag } from './sql-types.ts'
 
@@ -77,8 +77,6 @@ export interface RegulationWork {
   unsuppress: boolean
   /** Cancel the unsent deliveries of the users' messages and queue their `delete` notifications. */
   notify: boolean
-  /** Opens the destinations' settings the notifications' gates are compiled from. */
-  openSettings: SettingsOpener
 }
 
 export interface RegulationsSql {
@@ -123,12 +121,9 @@ export function planDeleteNotifications(
   affected: readonly AffectedSourceRow[],
   targets: readonly NotificationTargetRow[],
   createdAt: number,
-  openSettings: SettingsOpener,
 ): { planned: PlannedNotification[]; gated: GatedCountRow[] } {
   const gates = new Map(
-    targets.map(
-      (row) => [row.destination_id, gateOfRow({ id: row.destination_id, ...row }, openSettings)] as const,
-    ),
+    targets.map((row) => [row.destination_id, gateOfRow({ id: row.destination_id, ...row })] as const),
   )
   // A destination whose subscription or filters keep a user's notification out does not get it; the
   // call is counted as any other it keeps out.

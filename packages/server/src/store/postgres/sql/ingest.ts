@@ -7,7 +7,7 @@
 import { randomInt } from 'node:crypto'
 import type { DestinationType } from '../../../domain/destinations.ts'
 import type { AcceptedMessage } from '../../../domain/message-store.ts'
-import { closedGates, gateOfRow, type RoutingRow, type SettingsOpener } from '../../../route/gates.ts'
+import { closedGates, gateOfRow, type RoutingRow } from '../../../route/gates.ts'
 import type { IngestSql } from '../../tables/messages.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
@@ -139,12 +139,7 @@ WHERE ds.source_id = ANY ($1::text[]) AND d.enabled`
  * '' when none). Read before the statement: a destination changed meanwhile is judged by the settings
  * it had a moment earlier, as if the call had arrived a moment earlier.
  */
-async function closedTargets(
-  db: PostgresDatabase,
-  messages: AcceptedMessage[],
-  sourceIds: string[],
-  openSettings: SettingsOpener,
-) {
+async function closedTargets(db: PostgresDatabase, messages: AcceptedMessage[], sourceIds: string[]) {
   const rows = await db.query<RoutingRow & { source_id: string; type: DestinationType }>(GATED_TARGETS_SQL, [
     sourceIds,
   ])
@@ -153,7 +148,7 @@ async function closedTargets(
     { id: string; type: DestinationType; gate: ReturnType<typeof gateOfRow> }[]
   >()
   for (const row of rows) {
-    const gate = gateOfRow(row, openSettings)
+    const gate = gateOfRow(row)
     if (gate === null) continue
     const list = bySource.get(row.source_id) ?? []
     list.push({ id: row.id, type: row.type, gate })
@@ -169,7 +164,7 @@ async function closedTargets(
 }
 
 export function postgresIngest(db: PostgresDatabase): IngestSql {
-  return async (messages, plan, now, duplicatesAfter, openSettings) => {
+  return async (messages, plan, now, duplicatesAfter) => {
     const stored: boolean[] = new Array(messages.length).fill(false)
     // Repeats inside the batch are already out of the plan, as they must be: ON CONFLICT DO UPDATE may
     // not touch one row twice in a statement.
@@ -203,7 +198,6 @@ export function postgresIngest(db: PostgresDatabase): IngestSql {
         db,
         unique.map((u) => u.message),
         sources.map((source) => source.sourceId),
-        openSettings,
       ),
     ]
     // One statement is one transaction: it commits as a whole or not at all. A rejected promise here —

@@ -67,7 +67,7 @@ async function notify(client: PoolClient, row: RegulationRow, work: RegulationWo
        WHERE d.enabled AND d.type = 'webhooks' FOR KEY SHARE OF d`,
     )
   ).rows
-  const { planned, gated } = planDeleteNotifications(affected, targets, row.created_at, work.openSettings)
+  const { planned, gated } = planDeleteNotifications(affected, targets, row.created_at)
   await addGatedCounts(client, gated)
   if (planned.length === 0) return 0
   const stored = (

@@ -6,13 +6,7 @@
 import type { SQLInputValue } from 'node:sqlite'
 import type { DestinationType } from '../../../domain/destinations.ts'
 import type { AcceptedMessage } from '../../../domain/message-store.ts'
-import {
-  type Gate,
-  GatedCall,
-  gateOfRow,
-  type RoutingRow,
-  type SettingsOpener,
-} from '../../../route/gates.ts'
+import { type Gate, GatedCall, gateOfRow, type RoutingRow } from '../../../route/gates.ts'
 import type { IngestSql } from '../../tables/messages.ts'
 import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
 import { dedupeKey } from '../dedupe-key.ts'
@@ -108,7 +102,7 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
   }
 
   /** Enabled destinations connected to a source: where its messages may be routed. */
-  const routingTargets = (sourceId: string, openSettings: SettingsOpener): RoutingTarget[] =>
+  const routingTargets = (sourceId: string): RoutingTarget[] =>
     (
       db
         .sql(
@@ -116,13 +110,7 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
          WHERE ds.source_id = ? AND d.enabled = 1`,
         )
         .all(sourceId) as unknown as (RoutingRow & { type: DestinationType })[]
-    ).map((row) => ({
-      id: row.id,
-      type: row.type,
-      gate: gateOfRow(row, openSettings),
-      filtered: 0,
-      sampledOut: 0,
-    }))
+    ).map((row) => ({ id: row.id, type: row.type, gate: gateOfRow(row), filtered: 0, sampledOut: 0 }))
 
   /** What the gates kept from each destination in this commit, [filtered, sampledOut]: one statement. */
   const countGated = (counts: Map<string, [number, number]>): void =>
@@ -135,7 +123,7 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
       })),
     )
 
-  return (messages, plan, now, duplicatesAfter, openSettings) => {
+  return (messages, plan, now, duplicatesAfter) => {
     const countAccepted = db.sql(
       'UPDATE sources SET accepted_count = accepted_count + ?, duplicate_count = duplicate_count + ? WHERE id = ?',
     )
@@ -160,7 +148,7 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
         for (const i of accepted) stored[i] = true
         // The routing decision is made here, once, in the same transaction as the message: a crash
         // after commit can never lose a delivery that should exist.
-        const targets = routingTargets(sourceId, openSettings)
+        const targets = routingTargets(sourceId)
         const anyGate = targets.some((target) => target.gate !== null)
         for (let at = 0; at < accepted.length; at += ROWS_PER_STATEMENT) {
           const chunk = accepted.slice(at, at + ROWS_PER_STATEMENT)

@@ -83,12 +83,7 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
       'INSERT INTO regulation_deliveries (regulation_id, delivery_id, destination_id) VALUES (?, ?, ?)',
     )
     let queued = 0
-    const { planned: notifications, gated } = planDeleteNotifications(
-      affected,
-      targets,
-      row.created_at,
-      work.openSettings,
-    )
+    const { planned: notifications, gated } = planDeleteNotifications(affected, targets, row.created_at)
     addGatedCounts(db, gated)
     notifications.forEach((planned, index) => {
       const now = row.created_at
