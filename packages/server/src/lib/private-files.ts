@@ -5,10 +5,17 @@
  */
 import { chmodSync, mkdirSync } from 'node:fs'
 
-/** Creates `dir` if missing; either way, mode 0700. */
+/**
+ * Creates `dir` if missing; either way, mode 0700. A directory of another user's (a mounted volume)
+ * whose mode this process may not change is left as it is: its files are still made 0600.
+ */
 export function privateDirectory(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  chmodSync(dir, 0o700)
+  try {
+    chmodSync(dir, 0o700)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error
+  }
 }
 
 /** Mode 0600 for each of `files` that exists. */

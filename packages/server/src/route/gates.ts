@@ -70,10 +70,11 @@ export function gateOf(settings: WebhooksSettings): Gate | null {
 }
 
 /** A routing target as the ingest transaction reads it: its settings as stored (JSON text). */
+/** A destination row as routing reads it: its routing column (store/tables/destinations.ts, routingText). */
 export interface RoutingRow {
   id: string
   updated_at: number | string
-  settings: string
+  routing: string | null
 }
 
 const byVersion = new Map<string, { version: string; gate: Gate | null }>()
@@ -86,7 +87,10 @@ export function gateOfRow(row: RoutingRow): Gate | null {
   const version = String(row.updated_at)
   const cached = byVersion.get(row.id)
   if (cached !== undefined && cached.version === version) return cached.gate
-  const gate = compileGate(JSON.parse(row.settings) as WebhooksSettings)
+  const gate =
+    row.routing === null
+      ? null
+      : compileGate(JSON.parse(row.routing) as Pick<WebhooksSettings, 'subscription' | 'filters'>)
   byVersion.set(row.id, { version, gate })
   return gate
 }

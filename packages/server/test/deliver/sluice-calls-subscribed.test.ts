@@ -82,6 +82,12 @@ for (const backend of backends) {
         assert.equal(identify.userId, 'ada')
         assert.equal(refuses.requests.length, 0)
         assert.equal(await sluice.store.countDeliveries({ destinationId: ids.refuses }), 0)
+        // Counted like any call a subscription keeps out.
+        await until(
+          'the identify to be counted',
+          () => filtered(ids.refuses),
+          (n) => n === before + 1,
+        )
       },
     )
 

@@ -354,6 +354,25 @@ describe('settings refused at save time', () => {
     }
   })
 
+  test('the OpenAPI document describes the new settings and the dry run', async () => {
+    const response = await fetch(`${sluice.url}/api/openapi.json`)
+    const document = (await response.json()) as {
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: any }> } }>>
+    }
+    assert.ok(document.paths['/api/v1/destinations/dry-run']?.post)
+    assert.ok(document.paths['/api/v1/destinations/{id}/dry-run']?.post)
+    const create =
+      document.paths['/api/v1/destinations']!.post!.requestBody!.content['application/json']!.schema
+    assert.deepEqual(Object.keys(create.properties.settings.properties).sort(), [
+      'filters',
+      'mapping',
+      'method',
+      'sharedSecret',
+      'subscription',
+      'webhooks',
+    ])
+  })
+
   test('a PATCH keeps what it omits and removes what it sets to null', async () => {
     const created = await save({ subscription: 'type = "track"', method: 'PATCH', mapping: { a: 1 } })
     assert.equal(created.status, 201, JSON.stringify(created.body))

@@ -213,4 +213,38 @@ describe('computed traits API', () => {
     assert.equal((await sluice.api('PATCH', path, { enabled: true })).body.status, 'computing')
     await live()
   })
+
+  test('a trait reading `constructor` is live with no value, and holds up no trait created after it', async () => {
+    await batch([{ type: 'track', userId: 'r1', event: 'Ctor Event' }])
+    await until(
+      "r1's profile",
+      async () => (await sluice.api('GET', '/api/v1/profiles?userId=r1')).status,
+      (status) => status === 200,
+    )
+    const ctor = await sluice.api('POST', '/api/v1/computed-traits', {
+      name: 'Last Ctor',
+      kind: 'last',
+      event: 'Ctor Event',
+      property: 'constructor',
+    })
+    assert.equal(ctor.status, 201, JSON.stringify(ctor.body))
+    const later = await sluice.api('POST', '/api/v1/computed-traits', {
+      name: 'Ctor Events',
+      kind: 'count',
+      event: 'Ctor Event',
+    })
+    assert.equal(later.status, 201, JSON.stringify(later.body))
+    for (const id of [ctor.body.id, later.body.id]) {
+      await until(
+        `trait ${id} live`,
+        async () => (await sluice.api('GET', `/api/v1/computed-traits/${id}`)).body,
+        (trait) => trait.status === 'live' && trait.error === null,
+      )
+    }
+    await until(
+      "r1's count",
+      async () => (await sluice.api('GET', '/api/v1/profiles?userId=r1')).body.computedTraits,
+      (traits) => traits.ctor_events === 1 && !('last_ctor' in traits),
+    )
+  })
 })

@@ -19,7 +19,7 @@ import {
   type QueueScope,
 } from '../tables/computations.ts'
 import { type ConfigRowWrites, StaleConfigWrite } from '../tables/config.ts'
-import { settingsText } from '../tables/destinations.ts'
+import { routingText, settingsText } from '../tables/destinations.ts'
 import type { Changes } from './changes.ts'
 import type { ProfileRules } from './profile-rules.ts'
 import { writeKeyHash } from './sources.ts'
@@ -165,6 +165,7 @@ export class ConfigCore implements ConfigStore {
             settingsText(destination.settings),
             newDestinationIds.get(destination.name)!,
           ),
+          routing: routingText(destination.settings),
           created_at: now,
           updated_at: now,
         },
@@ -176,6 +177,7 @@ export class ConfigCore implements ConfigStore {
           name: null,
           enabled: enabled ?? null,
           settings: settings ? this.#secrets.seal(settingsText(settings), id) : null,
+          routing: settings ? routingText(settings) : null,
           updatedAt: now,
         },
         sourceIds: sources?.map(sourceId),

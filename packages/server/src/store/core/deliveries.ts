@@ -31,7 +31,7 @@ import {
   toOutcomeRows,
 } from '../tables/deliveries.ts'
 import { toBatchCandidates, toBatchOutcomeRows, toClaimedBatches } from '../tables/delivery-batches.ts'
-import { type DestinationRow, settingsText, toDestinations } from '../tables/destinations.ts'
+import { type DestinationRow, routingText, settingsText, toDestinations } from '../tables/destinations.ts'
 import type { Changes } from './changes.ts'
 import type { StoreSql } from './store-sql.ts'
 import { StoredSecrets } from './stored-secrets.ts'
@@ -93,6 +93,7 @@ export class DeliveriesCore implements DeliveryStore {
         type: input.type,
         enabled: input.enabled,
         settings: this.#sealed(id, input.settings),
+        routing: routingText(input.settings),
         created_at: now,
         updated_at: now,
       },
@@ -120,6 +121,7 @@ export class DeliveriesCore implements DeliveryStore {
         name: patch.name ?? null,
         enabled: patch.enabled ?? null,
         settings: patch.settings ? this.#sealed(id, patch.settings) : null,
+        routing: patch.settings ? routingText(patch.settings) : null,
         updatedAt: Date.now(),
       },
       patch.sourceIds,

@@ -8,6 +8,8 @@ export interface DestinationRow {
   type: string
   enabled: Flag
   settings: string
+  /** Its subscription and filters in clear, for routing (routingText); null: none. */
+  routing: string | null
   created_at: number
   updated_at: number
 }
@@ -48,6 +50,8 @@ export interface DestinationChange {
   name: string | null
   enabled: boolean | null
   settings: string | null
+  /** Given with `settings`, always (routingText of the same settings). */
+  routing: string | null
   updatedAt: number
 }
 
@@ -72,6 +76,16 @@ export interface DestinationsSql {
 }
 
 /** Destinations with their connected source ids (in the order the connection rows come). */
+/**
+ * The routing column of a destination with these settings: its subscription and filters, which the
+ * ingest transaction reads to decide which calls it gets (route/gates.ts). Kept apart from the
+ * settings column because that one is sealed; neither member is a secret.
+ */
+export function routingText(settings: WebhooksSettings): string | null {
+  if (settings.subscription === undefined && settings.filters === undefined) return null
+  return JSON.stringify({ subscription: settings.subscription, filters: settings.filters })
+}
+
 export function toDestinations(rows: DestinationRow[], connections: ConnectionRow[]): Destination[] {
   const sourceIds = new Map<string, string[]>()
   for (const connection of connections) {

@@ -62,7 +62,7 @@ export interface AffectedSourceRow {
 export interface NotificationTargetRow {
   destination_id: string
   source_id: string
-  settings: string
+  routing: string | null
   updated_at: number | string
 }
 

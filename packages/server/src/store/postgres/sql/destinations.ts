@@ -49,8 +49,17 @@ export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
     insert: (row, sourceIds) =>
       db.transaction(async (client) => {
         await client.query(
-          'INSERT INTO destinations (id, name, type, enabled, settings, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-          [row.id, pgText(row.name), row.type, row.enabled, row.settings, row.created_at, row.updated_at],
+          'INSERT INTO destinations (id, name, type, enabled, settings, routing, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+          [
+            row.id,
+            pgText(row.name),
+            row.type,
+            row.enabled,
+            row.settings,
+            row.routing,
+            row.created_at,
+            row.updated_at,
+          ],
         )
         await replaceConnections(client, row.id, sourceIds)
       }),
@@ -79,9 +88,17 @@ export function postgresDestinations(db: PostgresDatabase): DestinationsSql {
       db.transaction(async (client) => {
         const result = await client.query(
           `UPDATE destinations SET name = COALESCE($2, name), enabled = COALESCE($3, enabled),
-             settings = COALESCE($4, settings), updated_at = $5
+             settings = COALESCE($4, settings),
+             routing = CASE WHEN $4::text IS NULL THEN routing ELSE $6 END, updated_at = $5
            WHERE id = $1`,
-          [pgText(id), pgText(change.name), change.enabled, change.settings, change.updatedAt],
+          [
+            pgText(id),
+            pgText(change.name),
+            change.enabled,
+            change.settings,
+            change.updatedAt,
+            change.routing,
+          ],
         )
         if ((result.rowCount ?? 0) === 0) return false
         if (sourceIds) await replaceConnections(client, pgText(id), sourceIds)

@@ -130,7 +130,7 @@ SELECT (SELECT count(*) FROM created) AS deliveries,
 
 /** Enabled destinations connected to the sources, with their settings, for the gates. */
 const GATED_TARGETS_SQL = `
-SELECT ds.source_id, d.id, d.type, d.settings, d.updated_at
+SELECT ds.source_id, d.id, d.type, d.routing, d.updated_at
 FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
 WHERE ds.source_id = ANY ($1::text[]) AND d.enabled`
 

@@ -63,7 +63,7 @@ async function notify(client: PoolClient, row: RegulationRow, work: RegulationWo
   // FOR KEY SHARE: a destination deleted meanwhile waits for this transaction (there is no FK).
   const targets = (
     await client.query<NotificationTargetRow>(
-      `SELECT ds.destination_id, ds.source_id, d.settings, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+      `SELECT ds.destination_id, ds.source_id, d.routing, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
        WHERE d.enabled AND d.type = 'webhooks' FOR KEY SHARE OF d`,
     )
   ).rows

@@ -30,8 +30,17 @@ export function sqliteDestinations(db: SqliteDatabase): DestinationsSql {
     insert(row, sourceIds) {
       db.transaction(() => {
         db.sql(
-          'INSERT INTO destinations (id, name, type, enabled, settings, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        ).run(row.id, row.name, row.type, flag(row.enabled), row.settings, row.created_at, row.updated_at)
+          'INSERT INTO destinations (id, name, type, enabled, settings, routing, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        ).run(
+          row.id,
+          row.name,
+          row.type,
+          flag(row.enabled),
+          row.settings,
+          row.routing,
+          row.created_at,
+          row.updated_at,
+        )
         replaceConnections(row.id, sourceIds)
       })
     },
@@ -63,13 +72,16 @@ export function sqliteDestinations(db: SqliteDatabase): DestinationsSql {
         const { changes } = db
           .sql(
             `UPDATE destinations SET name = COALESCE(?, name), enabled = COALESCE(?, enabled),
-               settings = COALESCE(?, settings), updated_at = ?
+               settings = COALESCE(?, settings),
+               routing = CASE WHEN ? IS NULL THEN routing ELSE ? END, updated_at = ?
              WHERE id = ?`,
           )
           .run(
             change.name,
             change.enabled === null ? null : flag(change.enabled),
             change.settings,
+            change.settings,
+            change.routing,
             change.updatedAt,
             id,
           )

@@ -106,7 +106,7 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
     (
       db
         .sql(
-          `SELECT d.id, d.type, d.settings, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+          `SELECT d.id, d.type, d.routing, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
          WHERE ds.source_id = ? AND d.enabled = 1`,
         )
         .all(sourceId) as unknown as (RoutingRow & { type: DestinationType })[]

@@ -68,7 +68,7 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
     if (affected.length === 0) return 0
     const targets = db
       .sql(
-        `SELECT ds.destination_id, ds.source_id, d.settings, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
+        `SELECT ds.destination_id, ds.source_id, d.routing, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
          WHERE d.enabled = 1 AND d.type = 'webhooks'`,
       )
       .all() as unknown as NotificationTargetRow[]
