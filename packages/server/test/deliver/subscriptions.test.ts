@@ -364,13 +364,18 @@ describe('settings refused at save time', () => {
     const create =
       document.paths['/api/v1/destinations']!.post!.requestBody!.content['application/json']!.schema
     assert.deepEqual(Object.keys(create.properties.settings.properties).sort(), [
+      'batching',
       'filters',
       'mapping',
       'method',
       'sharedSecret',
+      'signing',
+      'standardWebhooksSecret',
       'subscription',
       'webhooks',
     ])
+    assert.ok(document.paths['/api/v1/destinations/{id}/secrets/rotate']?.post)
+    assert.ok(document.paths['/api/v1/destinations/{id}/secrets/rotations']?.get)
   })
 
   test('a PATCH keeps what it omits and removes what it sets to null', async () => {
