@@ -4,9 +4,9 @@
  * first attempt signed). What the results mean is decided in delivery-outcome.ts.
  */
 import type { WebhookMethod, WebhooksSettings } from '../domain/destinations.ts'
+import { applyMapping } from '../lib/mapping-language.ts'
 import { editedCall } from '../route/gates.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
-import { applyMapping } from './mapping.ts'
 import { serializeMessage, shapeMessage } from './shape.ts'
 import { signatureHeaders } from './signature-headers.ts'
 import { batchWebhookId, messageWebhookId } from './standard-webhooks.ts'

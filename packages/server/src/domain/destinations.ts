@@ -37,11 +37,11 @@ export interface WebhooksSettings {
   webhooks: WebhookEndpoint[]
   /** Never leaves the server through the management API; `null` when unset. */
   sharedSecret: string | null
-  /** Which calls it gets, in Segment's subscription syntax (route/subscription.ts). Default: every call. */
+  /** Which calls it gets, in Segment's subscription syntax (lib/subscription-language.ts). Default: every call. */
   subscription?: string
   /** Rules applied in order after the subscription (route/filters.ts). Default: none. */
   filters?: DestinationFilter[]
-  /** The body, in Segment's mapping language (deliver/mapping.ts). Default: the documented shape. */
+  /** The body, in Segment's mapping language (lib/mapping-language.ts). Default: the documented shape. */
   mapping?: Record<string, unknown>
   /** The HTTP method of each request. Default `POST`. */
   method?: WebhookMethod

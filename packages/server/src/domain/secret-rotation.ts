@@ -11,9 +11,10 @@
  * - Rotating a kind that has no secret yet just sets one (there is nothing to overlap with).
  * - A given secret equal to the current one is refused: it would rotate nothing.
  */
-import { newStandardWebhooksSecret } from '../deliver/standard-webhooks.ts'
+
 import { newSecretToken } from '../lib/ids.ts'
 import { fieldLabel } from '../lib/json-pointer.ts'
+import { newStandardWebhooksSecret } from '../lib/standard-webhooks-secret.ts'
 import {
   GRACE_PERIOD_SECONDS,
   SECRET_KINDS,

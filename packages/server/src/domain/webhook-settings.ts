@@ -12,12 +12,11 @@
  *   the address it actually dials.
  */
 
-import { checkMapping, MappingError } from '../deliver/mapping.ts'
-import { newStandardWebhooksSecret, standardWebhooksSecretProblem } from '../deliver/standard-webhooks.ts'
 import { isJsonObject } from '../lib/json-object.ts'
 import { escapePointerToken, fieldLabel } from '../lib/json-pointer.ts'
-import { FILTER_LIMITS } from '../route/filters.ts'
-import { checkSubscription, SubscriptionSyntaxError } from '../route/subscription.ts'
+import { checkMapping, MappingError } from '../lib/mapping-language.ts'
+import { newStandardWebhooksSecret, standardWebhooksSecretProblem } from '../lib/standard-webhooks-secret.ts'
+import { checkSubscription, SubscriptionSyntaxError } from '../lib/subscription-language.ts'
 import {
   type BatchingSettings,
   DEFAULT_SIGNING,
@@ -43,6 +42,9 @@ export const WEBHOOKS_LIMITS = {
 } as const
 
 /** The ranges of `settings.batching`. */
+/** How many filter rules a destination may have, and how many field paths (of what length) one may list. */
+export const FILTER_LIMITS = { maxFilters: 10, maxFields: 100, maxPathLength: 200 } as const
+
 export const BATCHING_LIMITS = {
   maxEvents: { min: 1, max: 1000 },
   maxBytes: { min: 1, max: 512_000 },

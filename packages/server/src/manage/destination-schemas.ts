@@ -4,7 +4,6 @@
  * depth.
  */
 
-import { MAX_MAPPING_BYTES } from '../deliver/mapping.ts'
 import {
   DEFAULT_SIGNING,
   DESTINATION_TYPES,
@@ -13,9 +12,14 @@ import {
   SECRET_KINDS,
   WEBHOOK_METHODS,
 } from '../domain/destinations.ts'
-import { BATCHING_LIMITS, RESERVED_HEADER_NAMES, WEBHOOKS_LIMITS } from '../domain/webhook-settings.ts'
-import { FILTER_LIMITS } from '../route/filters.ts'
-import { MAX_SUBSCRIPTION_LENGTH } from '../route/subscription.ts'
+import {
+  BATCHING_LIMITS,
+  FILTER_LIMITS,
+  RESERVED_HEADER_NAMES,
+  WEBHOOKS_LIMITS,
+} from '../domain/webhook-settings.ts'
+import { MAX_MAPPING_BYTES } from '../lib/mapping-language.ts'
+import { MAX_SUBSCRIPTION_LENGTH } from '../lib/subscription-language.ts'
 import {
   ADMIN_SECURITY,
   authErrors,

@@ -11,9 +11,7 @@
  */
 import type { DestinationFilter, FilterAction } from '../domain/destinations.ts'
 import { isJsonObject } from '../lib/json-object.ts'
-import type { CallPredicate } from './subscription.ts'
-
-export const FILTER_LIMITS = { maxFilters: 10, maxFields: 100, maxPathLength: 200 } as const
+import type { CallPredicate } from '../lib/subscription-language.ts'
 
 /** A rule ready to run: its `if` compiled, its paths split. */
 export interface CompiledFilter {

@@ -7,8 +7,8 @@
  * A destination with neither a subscription nor filters has no gate: routing for it is what it was.
  */
 import type { WebhooksSettings } from '../domain/destinations.ts'
+import { type CallPredicate, compileSubscription, parseSubscription } from '../lib/subscription-language.ts'
 import { applyFilters, type CompiledFilter, compileFilter, type FilterVerdict } from './filters.ts'
-import { type CallPredicate, compileSubscription, parseSubscription } from './subscription.ts'
 import { JsonFacts, type Prefilter, prefilterOf } from './subscription-prefilter.ts'
 
 /** A destination's subscription and filters, compiled. */

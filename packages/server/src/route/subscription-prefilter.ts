@@ -11,7 +11,7 @@
  * however many destinations ask (one indexOf loop, where a search per destination and value cost a
  * search-table set-up each).
  */
-import type { Condition } from './subscription.ts'
+import type { Condition } from '../lib/subscription-language.ts'
 
 /** The string values of each member name found in one call's JSON text, read on demand. */
 export class JsonFacts {

@@ -6,8 +6,8 @@ import { createRequire } from 'node:module'
 import { test } from 'node:test'
 import fc from 'fast-check'
 import { deliveredBody } from '../../src/deliver/fan-out.ts'
-import { checkMapping } from '../../src/deliver/mapping.ts'
 import type { WebhooksSettings } from '../../src/domain/destinations.ts'
+import { checkMapping } from '../../src/lib/mapping-language.ts'
 import { callArbitrary } from '../helpers/generated-calls.ts'
 
 const require = createRequire(import.meta.url)

@@ -10,10 +10,11 @@ import { Webhook } from 'standardwebhooks'
 import { prepareRequest } from '../../src/deliver/fan-out.ts'
 import { signatureHeaders } from '../../src/deliver/signature-headers.ts'
 import { signBody } from '../../src/deliver/signing.ts'
-import { messageWebhookId, newStandardWebhooksSecret } from '../../src/deliver/standard-webhooks.ts'
+import { messageWebhookId } from '../../src/deliver/standard-webhooks.ts'
 import type { WebhooksSettings } from '../../src/domain/destinations.ts'
 import { rotateSecret } from '../../src/domain/secret-rotation.ts'
 import { validateWebhooksSettings } from '../../src/domain/webhook-settings.ts'
+import { newStandardWebhooksSecret } from '../../src/lib/standard-webhooks-secret.ts'
 
 const body = Buffer.from('{"type":"track","event":"Signed Up"}')
 const base: WebhooksSettings = {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { startReceiver } from '../deliver/receivers.ts'
+import { TEST_SECRET_KEY } from '../helpers/sluice.ts'
 import { until } from '../reliability/helpers.ts'
 import { freshDatabase } from '../store/pg.ts'
 import { runCli, startRole, stopChild } from './harness.ts'
@@ -28,6 +29,7 @@ test('two workers batching one destination: every message in exactly one batch, 
   })
   const env = {
     DATABASE_URL: database.url,
+    SLUICE_SECRET_KEY: TEST_SECRET_KEY,
     SLUICE_DATA_DIR: dataDir,
     SLUICE_ADMIN_TOKEN: ADMIN,
     SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',

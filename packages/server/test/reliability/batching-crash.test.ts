@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { test } from 'node:test'
 import { startReceiver } from '../deliver/receivers.ts'
 import { runCli, spawnSluice } from '../helpers/process.ts'
+import { TEST_SECRET_KEY } from '../helpers/sluice.ts'
 import { send } from '../helpers/tracking.ts'
 import { freshDatabase } from '../store/pg.ts'
 import { LONG, until } from './helpers.ts'
@@ -52,7 +53,7 @@ for (const backend of backends) {
       SLUICE_DELIVERY_LEASE_MS: '1500',
       SLUICE_REQUEST_TIMEOUT_MS: '1000',
       SLUICE_DELIVERY_CONCURRENCY: String(CONCURRENCY),
-      ...(database.url ? { DATABASE_URL: database.url } : {}),
+      ...(database.url ? { DATABASE_URL: database.url, SLUICE_SECRET_KEY: TEST_SECRET_KEY } : {}),
     }
     const api = async (url: string, method: string, path: string, body?: unknown) => {
       const response = await fetch(`${url}/api/v1${path}`, {

@@ -2,10 +2,10 @@
 // than modify, and the mapping's save-time checks naming a JSON pointer.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import { checkMapping, MappingError } from '../../src/deliver/mapping.ts'
 import type { DestinationFilter } from '../../src/domain/destinations.ts'
+import { checkMapping, MappingError } from '../../src/lib/mapping-language.ts'
+import { compileSubscription } from '../../src/lib/subscription-language.ts'
 import { applyFilters, compileFilter, sampledIn } from '../../src/route/filters.ts'
-import { compileSubscription } from '../../src/route/subscription.ts'
 
 const compile = (filters: DestinationFilter[]) =>
   filters.map((filter) => compileFilter(filter, compileSubscription))

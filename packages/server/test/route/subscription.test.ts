@@ -8,7 +8,7 @@ import {
   compileSubscription,
   parseSubscription,
   SubscriptionSyntaxError,
-} from '../../src/route/subscription.ts'
+} from '../../src/lib/subscription-language.ts'
 import { JsonFacts, prefilterOf } from '../../src/route/subscription-prefilter.ts'
 import { generatedCalls, generatedSubscriptions } from '../helpers/generated-calls.ts'
 

@@ -10,8 +10,8 @@
  * which is why Sluice lists that package itself.
  */
 import { createRequire } from 'node:module'
-import { isJsonObject } from '../lib/json-object.ts'
-import { escapePointerToken } from '../lib/json-pointer.ts'
+import { isJsonObject } from './json-object.ts'
+import { escapePointerToken } from './json-pointer.ts'
 
 // Typed here rather than from the package's declarations: those pull in an older @types/node of its own,
 // whose globals clash with the project's.
