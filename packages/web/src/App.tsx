@@ -3,25 +3,32 @@ import { useMutation, useQuery } from '@tanstack/react-query'
 import { lazy, Suspense, useEffect, useState } from 'react'
 import { ApiError } from './api/client.ts'
 import { changes, queries } from './api/queries.ts'
-import { Access } from './pages/Access.tsx'
 import { Catalog } from './pages/Catalog.tsx'
 import { Destinations } from './pages/Destinations.tsx'
-import { DestinationView } from './pages/DestinationView.tsx'
 import { NotFound } from './pages/NotFound.tsx'
 import { SignIn } from './pages/SignIn.tsx'
 import { Sources } from './pages/Sources.tsx'
 import { SourceView } from './pages/SourceView.tsx'
-import { WebhooksWizard } from './pages/WebhooksWizard.tsx'
 import { navigate, usePath } from './router.ts'
 import { SessionContext } from './session.ts'
 import { Link } from './ui/content.tsx'
 import { ErrorBox } from './ui/errors.tsx'
 import { Loading } from './ui/lists.tsx'
 
-// Pages built later load on first visit, so that the first load stays small.
+// Pages past the lists load on first visit, so that the first load stays small.
+const DestinationView = lazy(() =>
+  import('./pages/DestinationView.tsx').then((module) => ({ default: module.DestinationView })),
+)
+const WebhooksWizard = lazy(() =>
+  import('./pages/WebhooksWizard.tsx').then((module) => ({ default: module.WebhooksWizard })),
+)
+const Access = lazy(() => import('./pages/Access.tsx').then((module) => ({ default: module.Access })))
 const Privacy = lazy(() => import('./pages/Privacy.tsx').then((module) => ({ default: module.Privacy })))
 const Audiences = lazy(() =>
   import('./pages/Audiences.tsx').then((module) => ({ default: module.Audiences })),
+)
+const AudienceView = lazy(() =>
+  import('./pages/AudienceView.tsx').then((module) => ({ default: module.AudienceView })),
 )
 
 const Profiles = lazy(() => import('./pages/Profiles.tsx').then((module) => ({ default: module.Profiles })))
@@ -101,48 +108,35 @@ function Shell({ session }: { session: Session }) {
         </div>
       </header>
       <main>
-        <Page path={path} />
+        <Suspense fallback={<Loading what="the page" />}>
+          <Page path={path} />
+        </Suspense>
       </main>
     </div>
   )
 }
 
 function Page({ path }: { path: string }) {
-  const [, section, id] = path.split('/')
+  const [, section, id, sub] = path.split('/')
   switch (section) {
     case 'sources':
       return id ? <SourceView id={id} /> : <Sources />
     case 'catalog':
       return id === 'webhooks' ? <WebhooksWizard /> : <Catalog />
     case 'destinations':
-      return id ? <DestinationView id={id} /> : <Destinations />
+      if (sub !== undefined && sub !== 'edit') return <NotFound />
+      return id ? <DestinationView id={id} edit={sub === 'edit'} /> : <Destinations />
     case 'privacy':
-      return (
-        <Suspense fallback={<Loading what="the page" />}>
-          <Privacy />
-        </Suspense>
-      )
+      return <Privacy />
     case 'audiences':
-      return (
-        <Suspense fallback={<Loading what="the page" />}>
-          <Audiences />
-        </Suspense>
-      )
+      return id ? <AudienceView id={id} /> : <Audiences />
     case 'profiles':
-      return (
-        <Suspense fallback={<Loading what="the page" />}>
-          <Profiles />
-        </Suspense>
-      )
+      return <Profiles />
     case 'settings':
-      return (
-        <Suspense fallback={<Loading what="the page" />}>
-          <Settings />
-        </Suspense>
-      )
+      return <Settings />
     case 'access':
       return <Access />
     default:
-      return path === '/' ? null : <NotFound path={path} />
+      return path === '/' ? null : <NotFound />
   }
 }

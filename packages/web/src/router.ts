@@ -34,3 +34,14 @@ export function linkHandler(to: string) {
     navigate(to)
   }
 }
+
+/** The query string (`?userId=…`), following in-app navigation like `usePath`. */
+export function useSearch(): string {
+  return useSyncExternalStore(
+    (listener) => {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+    () => location.search,
+  )
+}

@@ -9,6 +9,7 @@ import {
   DRAFT_KINDS,
   type Draft,
   emptyDraft,
+  fromDefinition,
   pointers,
   toDefinition,
   toWhere,
@@ -174,4 +175,25 @@ describe("the inputs' JSON pointers", () => {
     assert.equal(errorConcerns(new Error('offline'), root), false)
     assert.equal(errorConcerns(undefined, root), false)
   })
+})
+
+test('a saved definition opens in the builder and saves back unchanged', () => {
+  const saved = {
+    all: [
+      {
+        event: 'Order Completed',
+        where: [
+          { property: 'total', op: '>=' as const, value: 100 },
+          { property: 'coupon', op: 'exists' as const },
+          { property: 'country', op: 'in' as const, value: ['DE', 'FR'] },
+        ],
+        count: { op: '>=' as const, value: 2 },
+        withinDays: 30,
+      },
+      { not: { trait: 'plan', op: '=' as const, value: 'free' } },
+      { any: [{ computedTrait: 'orders_total', op: '>' as const, value: 3 }, { audience: 'vips' }] },
+      { event: 'Signed Up' },
+    ],
+  }
+  assert.deepEqual(toDefinition(fromDefinition(saved)), saved)
 })

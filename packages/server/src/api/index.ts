@@ -19,6 +19,7 @@ import type { createTokenSchema, listTokensSchema, signInSchema } from '../manag
 import type {
   AudienceView,
   createAudienceSchema,
+  listAudienceMembersSchema,
   listAudiencesSchema,
   previewAudienceSchema,
   updateAudienceSchema,
@@ -44,13 +45,22 @@ import type {
   updateDestinationSchema,
 } from '../manage/destination-schemas.ts'
 import type { dryRunSchema, savedDryRunSchema } from '../manage/dry-run-schemas.ts'
-import type { findProfileSchema, listProfileEventsSchema } from '../manage/profile-schemas.ts'
+import type {
+  findProfileSchema,
+  listProfileEventsSchema,
+  searchProfilesSchema,
+} from '../manage/profile-schemas.ts'
 import type {
   createRegulationSchema,
   listRegulationsSchema,
   listSuppressionsSchema,
 } from '../manage/regulation-schemas.ts'
-import type { createSourceSchema, listSourcesSchema, sourceSeriesSchema } from '../manage/source-schemas.ts'
+import type {
+  createSourceSchema,
+  listSourcesSchema,
+  sourceSeriesSchema,
+  updateSourceSchema,
+} from '../manage/source-schemas.ts'
 
 export type { AudienceNode, CountOperator } from '../domain/audiences.ts'
 // --- Constants, re-exported from where the domain keeps them ---------------------------------------
@@ -83,9 +93,10 @@ export type { RegulationStatus, RegulationType } from '../domain/regulations.ts'
 export { REGULATION_STATUSES, REGULATION_TYPES } from '../domain/regulations.ts'
 export type { TokenRole } from '../domain/tokens.ts'
 export { TOKEN_ROLES } from '../domain/tokens.ts'
-
 // --- Records --------------------------------------------------------------------------------------
 export type { LiveCall } from '../ingest/live-calls.ts'
+/** How the API names a field in its messages (`/settings/webhooks/0/url` → `settings.webhooks[0].url`). */
+export { fieldLabel } from '../lib/json-pointer.ts'
 export type { SessionView as Session, TokenView as AccessToken } from '../manage/access-schemas.ts'
 export type { ComputedTraitView as ComputedTrait } from '../manage/computed-trait-schemas.ts'
 export type {
@@ -101,7 +112,11 @@ export type {
   SecretRotationView as SecretRotation,
 } from '../manage/destination-schemas.ts'
 export type { DryRunView as DryRunAnswer } from '../manage/dry-run-schemas.ts'
-export type { ProfileEventView as ProfileEvent, ProfileView as Profile } from '../manage/profile-schemas.ts'
+export type {
+  ProfileEventView as ProfileEvent,
+  ProfileIdentitiesView as ProfileIdentities,
+  ProfileView as Profile,
+} from '../manage/profile-schemas.ts'
 export type {
   RegulationView as Regulation,
   SuppressionView as Suppression,
@@ -148,6 +163,8 @@ export type AudienceList = { [Key in keyof AudienceListView]: Audience[] }
 export type AudiencePreview = Answer<typeof previewAudienceSchema>
 export type ComputedTraitList = Answer<typeof listComputedTraitsSchema>
 export type ProfileEventPage = Answer<typeof listProfileEventsSchema>
+export type AudienceMembersPage = Answer<typeof listAudienceMembersSchema>
+export type ProfileSearchAnswer = Answer<typeof searchProfilesSchema>
 /** GET /config: the configuration document (its own schema: /api/config.schema.json). */
 export type ConfigDocument = Answer<typeof exportConfigSchema>
 /** POST /config/plan and /config/apply: the changes, in document order. */
@@ -168,6 +185,7 @@ type Query<Route extends { querystring: JSONSchema }> = FromSchema<
 export type SignInBody = Body<typeof signInSchema>
 export type CreateTokenBody = Body<typeof createTokenSchema>
 export type CreateSourceBody = Body<typeof createSourceSchema>
+export type UpdateSourceBody = Body<typeof updateSourceSchema>
 export type CreateDestinationBody = Body<typeof createDestinationSchema>
 export type UpdateDestinationBody = Body<typeof updateDestinationSchema>
 export type RotateSecretBody = Body<typeof rotateSecretSchema>
@@ -186,4 +204,6 @@ export type CreateComputedTraitBody = Body<typeof createComputedTraitSchema>
 export type UpdateComputedTraitBody = Body<typeof updateComputedTraitSchema>
 export type ProfileQuery = Query<typeof findProfileSchema>
 export type ProfileEventQuery = Query<typeof listProfileEventsSchema>
+export type AudienceMembersQuery = Query<typeof listAudienceMembersSchema>
+export type ProfileSearchQuery = Query<typeof searchProfilesSchema>
 export type ConfigExportQuery = Query<typeof exportConfigSchema>

@@ -10,6 +10,7 @@ import type { DeliveryStore } from './delivery-store.ts'
 import { ValidationError } from './errors.ts'
 import { cleanName } from './names.ts'
 import type { AudiencePatch, ProfileStore } from './profile-store.ts'
+import type { ProfileIdentities } from './profiles.ts'
 
 export interface NewAudienceInput {
   name: string
@@ -26,6 +27,9 @@ export interface AudienceWithSize {
   /** Current members. */
   size: number
 }
+
+/** Members per page of `GET /audiences/:id/members`. */
+export const AUDIENCE_MEMBERS_PAGE_SIZE = { default: 50, max: 500 } as const
 
 /** Profile ids a preview shows. */
 export const PREVIEW_SAMPLE_SIZE = 20
@@ -63,12 +67,27 @@ export class AudienceService {
   async preview(input: {
     definition: unknown
     includeAnonymous?: boolean
-  }): Promise<{ size: number; sample: string[] }> {
+  }): Promise<{ size: number; sample: string[]; sampleMembers: ProfileIdentities[] }> {
     const definition = await this.checked(input.definition, null)
-    return this.store.previewAudience(definition, {
+    const preview = await this.store.previewAudience(definition, {
       includeAnonymous: input.includeAnonymous ?? false,
       sampleSize: PREVIEW_SAMPLE_SIZE,
     })
+    return { ...preview, sampleMembers: await this.store.profileIdentities(preview.sample) }
+  }
+
+  /** A page of the audience's current members with their ids; `after`: the previous page's `nextCursor`. */
+  async members(
+    id: string,
+    page: { limit?: number; after?: string },
+  ): Promise<{ members: ProfileIdentities[]; nextCursor: string | null }> {
+    const { audience } = await this.get(id)
+    const limit = page.limit ?? AUDIENCE_MEMBERS_PAGE_SIZE.default
+    const ids = await this.store.listComputationHolders(audience.id, { limit, after: page.after })
+    return {
+      members: await this.store.profileIdentities(ids),
+      nextCursor: ids.length === limit ? ids.at(-1)! : null,
+    }
   }
 
   /** Oldest first. */

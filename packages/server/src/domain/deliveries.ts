@@ -46,6 +46,10 @@ export interface Delivery {
   sourceId: string
   messageId: string
   type: StoredMessageType
+  /** The message's `userId`, for finding a user's deliveries; null when it has none. */
+  userId: string | null
+  /** The track call's `event`, or the page or screen call's `name`; null for other calls. */
+  event: string | null
   status: DeliveryStatus
   /** True when it failed because the retry window ran out. */
   deadLettered: boolean

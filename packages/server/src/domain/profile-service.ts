@@ -8,8 +8,10 @@ import type { ProfileStore } from './profile-store.ts'
 import {
   noProfileWithIdentity,
   PROFILE_EVENTS_PAGE_SIZE,
+  PROFILE_SEARCH_LIMIT,
   type Profile,
   type ProfileEvent,
+  type ProfileIdentities,
   profileNotFound,
 } from './profiles.ts'
 
@@ -64,5 +66,14 @@ export class ProfileService {
       before,
     })
     return { events: page.events, nextCursor: page.next }
+  }
+
+  /** Profiles with a userId or anonymousId containing `text` (at least 2 characters), by profile id. */
+  async search(text: string, limit: number = PROFILE_SEARCH_LIMIT.default): Promise<ProfileIdentities[]> {
+    const needle = text.trim()
+    if (needle.length < 2) {
+      throw new ValidationError('/q', 'Type at least 2 characters of a user id or anonymous id to search.')
+    }
+    return this.store.profileIdentities(await this.store.searchProfiles(needle, limit))
   }
 }

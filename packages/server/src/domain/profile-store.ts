@@ -6,7 +6,7 @@
  */
 import type { Audience, AudienceNode } from './audiences.ts'
 import type { ComputedTrait } from './computed-traits.ts'
-import type { Profile, ProfileEvent, ProfileIdentity } from './profiles.ts'
+import type { Profile, ProfileEvent, ProfileIdentities, ProfileIdentity } from './profiles.ts'
 
 /** A computed trait to create (the domain has checked it); the store adds id, status and times. */
 export type NewComputedTrait = Omit<ComputedTrait, 'id' | 'status' | 'error' | 'createdAt' | 'updatedAt'>
@@ -96,6 +96,12 @@ export interface ProfileStore {
   ): Promise<{ size: number; sample: string[] }>
   /** How many profiles have a value of this computed trait, or are members of this audience. */
   computationSize(id: string): Promise<number>
+  /** Up to `limit` ids of this audience's members (or a computed trait's holders) after `after`, by id. */
+  listComputationHolders(id: string, page: { limit: number; after?: string | undefined }): Promise<string[]>
+  /** The user and anonymous ids of these profiles (sorted), in the order given; unknown ids are left out. */
+  profileIdentities(profileIds: string[]): Promise<ProfileIdentities[]>
+  /** Up to `limit` ids of profiles with a userId or anonymousId containing `text`, by id. */
+  searchProfiles(text: string, limit: number): Promise<string[]>
   /**
    * Evaluates up to `limit` (default 500) queued profiles: current values, and an identify delivery to
    * each destination whose last sent value differs, all committed together with the queue entries'

@@ -33,6 +33,13 @@ export interface ProfileEvent {
   properties: Record<string, unknown>
 }
 
+/** Who a profile is: its ids, sorted. */
+export interface ProfileIdentities {
+  profileId: string
+  userIds: string[]
+  anonymousIds: string[]
+}
+
 /** How a profile is looked up by one of its identities. */
 export type ProfileIdentity = { userId: string } | { anonymousId: string }
 
@@ -51,6 +58,9 @@ export function noProfileWithIdentity(identity: ProfileIdentity): NotFoundError 
     `No profile has ${kind} "${value}" yet. Profiles are built from accepted calls within a second or so of their acceptance.`,
   )
 }
+
+/** Profiles one search answers with. */
+export const PROFILE_SEARCH_LIMIT = { default: 20, max: 100 } as const
 
 /** Profile events per page of `GET /profiles/:id/events`. */
 export const PROFILE_EVENTS_PAGE_SIZE = { default: 50, max: 500 } as const

@@ -30,12 +30,12 @@ export interface RegulationServiceOptions {
    * Awaited after a regulation is recorded and before it is returned: the caller's own process then
    * already honours it (the Tracking API's filter reloads). Default: nothing.
    */
-  afterCreate?: () => Promise<void>
+  afterCreate?: (regulation: Regulation) => Promise<void>
 }
 
 export class RegulationService {
   private readonly store: PrivacyStore & SourceStore
-  private readonly afterCreate: () => Promise<void>
+  private readonly afterCreate: (regulation: Regulation) => Promise<void>
 
   constructor(store: PrivacyStore & SourceStore, options: RegulationServiceOptions = {}) {
     this.store = store
@@ -50,7 +50,7 @@ export class RegulationService {
       subjectIds,
       sourceIds,
     })
-    await this.afterCreate()
+    await this.afterCreate(regulation)
     return regulation
   }
 

@@ -76,7 +76,7 @@ export const trackingApi: FastifyPluginAsync<TrackingApiOptions> = async (
 ) => {
   const accept = async (source: Source, calls: unknown[], context: RequestContext, type?: MessageType) => {
     const result = await pipeline.accept(source, calls, context, type)
-    liveCalls?.judged(source.id, calls, result)
+    liveCalls?.judged(source.id, calls, result, type)
     return result
   }
   app.removeAllContentTypeParsers()

@@ -15,15 +15,28 @@ import { escapePointerToken } from './json-pointer.ts'
 
 // Typed here rather than from the package's declarations: those pull in an older @types/node of its own,
 // whose globals clash with the project's.
-const require = createRequire(import.meta.url)
-const { transform } = require('@segment/actions-core/mapping-kit') as {
-  transform: (mapping: Record<string, unknown>, data: Record<string, unknown>) => Record<string, unknown>
+type Transform = (mapping: Record<string, unknown>, data: Record<string, unknown>) => Record<string, unknown>
+interface MappingKit {
+  transform: Transform
+  validate: (mapping: unknown) => void
 }
-const validateMapping = (
-  require('@segment/actions-core/mapping-kit/validate') as {
-    default: (mapping: unknown) => void
+
+let kit: MappingKit | undefined
+/**
+ * The kit, loaded on first use: most Sluice processes have no mapping, and loading it (with its
+ * template engine) costs ~15 MB of resident memory for the life of the process.
+ */
+function mappingKit(): MappingKit {
+  if (kit === undefined) {
+    const require = createRequire(import.meta.url)
+    const { transform } = require('@segment/actions-core/mapping-kit') as { transform: Transform }
+    const validate = (
+      require('@segment/actions-core/mapping-kit/validate') as { default: MappingKit['validate'] }
+    ).default
+    kit = { transform, validate }
   }
-).default
+  return kit
+}
 
 /** Largest mapping accepted, in bytes of its JSON text. */
 export const MAX_MAPPING_BYTES = 32 * 1024
@@ -80,7 +93,7 @@ function findArrays(value: unknown, pointer: string): void {
 
 function validateAt(mapping: Record<string, unknown>, at: string): void {
   try {
-    validateMapping(mapping)
+    mappingKit().validate(mapping)
   } catch (error) {
     // The kit reports several problems as one iterable error (aggregate-error's); the first is enough to fix.
     const first =
@@ -97,5 +110,5 @@ function validateAt(mapping: Record<string, unknown>, at: string): void {
 
 /** The body for one call; throws (with the mapping kit's reason) when the mapping fails on this call. */
 export function applyMapping(mapping: Mapping, call: Record<string, unknown>): Record<string, unknown> {
-  return transform(mapping, call)
+  return mappingKit().transform(mapping, call)
 }

@@ -11,8 +11,26 @@
  * implements and refuses anything else, naming the character position of the first offending token.
  */
 
-import { parseFql, validate } from '@segment/destination-subscriptions'
-import { lex } from '@segment/fql-ts'
+import { createRequire } from 'node:module'
+import type * as Subscriptions from '@segment/destination-subscriptions'
+import type * as Fql from '@segment/fql-ts'
+
+interface SegmentParsers {
+  parseFql: typeof Subscriptions.parseFql
+  validate: typeof Subscriptions.validate
+  lex: typeof Fql.lex
+}
+let parsers: SegmentParsers | undefined
+/** Segment's packages, loaded on first use: a process with no subscription never pays their memory. */
+function segment(): SegmentParsers {
+  if (parsers === undefined) {
+    const require = createRequire(import.meta.url)
+    const { parseFql, validate } = require('@segment/destination-subscriptions') as typeof Subscriptions
+    const { lex } = require('@segment/fql-ts') as typeof Fql
+    parsers = { parseFql, validate, lex }
+  }
+  return parsers
+}
 
 /** Longest subscription accepted, in characters: a condition, not a program. */
 export const MAX_SUBSCRIPTION_LENGTH = 2_000
@@ -45,7 +63,7 @@ interface Token {
 
 /** The lexer's tokens with where each starts (the lexer keeps no positions; tokens appear in order). */
 function tokensOf(text: string): Token[] {
-  const lexed = lex(text)
+  const lexed = segment().lex(text)
   if (lexed.error) {
     // The lexer may count past the end on an unterminated string.
     throw new SubscriptionSyntaxError(
@@ -226,16 +244,17 @@ export function checkSubscription(text: string): void {
 /** Compiles a subscription checked by `checkSubscription`. */
 export function compileSubscription(text: string): CallPredicate {
   const condition = parseSubscription(text)
+  const { validate } = segment()
   return (call) => validate(condition, call)
 }
 
 /** Segment's parse of a subscription checked by `checkSubscription`. */
 export function parseSubscription(text: string): Condition {
   checkSubscription(text)
-  const result = parseFql(text)
+  const result = segment().parseFql(text)
   if ('error' in result) throw new SubscriptionSyntaxError(0, result.error.message)
   return result
 }
 
 /** A parsed subscription: Segment's condition tree. */
-export type Condition = Exclude<ReturnType<typeof parseFql>, { error: unknown }>
+export type Condition = Exclude<ReturnType<typeof Subscriptions.parseFql>, { error: unknown }>

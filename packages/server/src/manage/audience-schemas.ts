@@ -2,6 +2,8 @@
  * JSON Schemas of the audience routes, and the types derived from them. The definition tree is
  * described here and checked in depth by the domain (audiences.ts), whose 400 names the node at fault.
  */
+
+import { AUDIENCE_MEMBERS_PAGE_SIZE } from '../domain/audience-service.ts'
 import {
   ADMIN_SECURITY,
   authErrors,
@@ -13,9 +15,11 @@ import {
   type ResponseShape,
   resourceName,
   timestamp,
+  wholeNumberQuery,
   withNotFound,
 } from './common-schemas.ts'
 import { computationStatus, enabledSwitch } from './computed-trait-schemas.ts'
+import { profileIdentities } from './profile-schemas.ts'
 
 /** An audience definition; shared with the configuration document's schema. */
 export const audienceDefinition = {
@@ -108,10 +112,15 @@ export const previewAudienceSchema = {
     200: {
       description: 'Size and sample.',
       type: 'object',
-      required: ['size', 'sample'],
+      required: ['size', 'sample', 'sampleMembers'],
       properties: {
         size: { type: 'integer' },
         sample: { type: 'array', items: { type: 'string' }, description: 'Up to 20 profile ids.' },
+        sampleMembers: {
+          type: 'array',
+          items: profileIdentities,
+          description: 'The same profiles with their user and anonymous ids, in the same order.',
+        },
       },
     },
     ...commonErrors,
@@ -139,6 +148,40 @@ export const getAudienceSchema = {
   security: ADMIN_SECURITY,
   params: audienceIdParams,
   response: { 200: { ...audience, description: 'The audience.' }, ...withNotFound },
+} as const
+
+export const listAudienceMembersSchema = {
+  tags,
+  summary: "Page an audience's members",
+  description:
+    'Current members with their ids, by profile id. Page with `after`: pass the `nextCursor` of the previous page.',
+  security: ADMIN_SECURITY,
+  params: audienceIdParams,
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      limit: wholeNumberQuery({
+        minimum: 1,
+        maximum: AUDIENCE_MEMBERS_PAGE_SIZE.max,
+        default: AUDIENCE_MEMBERS_PAGE_SIZE.default,
+        description: `How many members per page, 1 to ${AUDIENCE_MEMBERS_PAGE_SIZE.max}.`,
+      }),
+      after: { type: 'string', maxLength: 200, description: "The previous page's `nextCursor`." },
+    },
+  },
+  response: {
+    200: {
+      description: 'A page of members.',
+      type: 'object',
+      required: ['members', 'nextCursor'],
+      properties: {
+        members: { type: 'array', items: profileIdentities },
+        nextCursor: { type: ['string', 'null'], description: 'null on the last page.' },
+      },
+    },
+    ...withNotFound,
+  },
 } as const
 
 export const updateAudienceSchema = {

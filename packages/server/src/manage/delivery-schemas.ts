@@ -143,6 +143,8 @@ const delivery = {
     'sourceId',
     'messageId',
     'type',
+    'userId',
+    'event',
     'status',
     'deadLettered',
     'attemptCount',
@@ -161,6 +163,11 @@ const delivery = {
     sourceId: { type: 'string' },
     messageId: { type: 'string', description: "The message's `messageId`, as the receiver gets it." },
     type: { type: 'string', enum: STORED_MESSAGE_TYPES },
+    userId: { type: ['string', 'null'], description: "The message's `userId`; null when it has none." },
+    event: {
+      type: ['string', 'null'],
+      description: "A track call's `event`, or a page or screen call's `name`; null for other calls.",
+    },
     status: deliveryStatus,
     deadLettered: {
       type: 'boolean',

@@ -17,7 +17,7 @@ const liveSchema = {
   tags: ['Sources'],
   summary: "Watch a source's calls as they arrive",
   description:
-    'A `text/event-stream`: one `calls` event per Tracking API request for this source, `data` a JSON array of `{at, status, reason, call}` (status `accepted` or `rejected`; reason why it was rejected). Calls are those reaching the Sluice process serving the stream.',
+    "A `text/event-stream`: first one `history` event, `data` a JSON array of the source's last 100 calls (oldest first), then one `calls` event per Tracking API request for this source, `data` a JSON array of `{at, status, reason, type, call}` (status `accepted` or `rejected`; reason why it was rejected; type the call's type, also for calls to `/v1/track` and the other single-call paths). Calls are those reaching the Sluice process serving the stream; the recent calls are kept in its memory.",
   security: ADMIN_SECURITY,
   params: idParams,
   response: { 200: { description: 'The event stream.', type: 'string' }, ...withNotFound },
@@ -42,6 +42,8 @@ export const liveEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
       connection: 'keep-alive',
     })
     raw.write(': watching\n\n')
+    // The recent calls first (replacing what a reconnecting page holds), then each new one.
+    raw.write(`event: history\ndata: ${JSON.stringify(liveCalls.history(source.id))}\n\n`)
     const stop = liveCalls.watch(source.id, (calls) => {
       if (raw.writableLength > MAX_UNSENT_BYTES) return
       raw.write(`event: calls\ndata: ${JSON.stringify(calls)}\n\n`)

@@ -14,6 +14,7 @@ import { DeliveryService } from '../domain/delivery-service.ts'
 import { DestinationService } from '../domain/destination-service.ts'
 import { ProfileService } from '../domain/profile-service.ts'
 import { RegulationService } from '../domain/regulation-service.ts'
+import { deletesData } from '../domain/regulations.ts'
 import { SourceService } from '../domain/source-service.ts'
 import { TokenService } from '../domain/token-service.ts'
 import type { LiveCalls } from '../ingest/live-calls.ts'
@@ -74,7 +75,10 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
   await app.register(async (protectedApi) => {
     protectedApi.addHook('onRequest', requireAccess(access))
     const sources = new SourceService(store)
-    await protectedApi.register(sourceEndpoints, { sources })
+    await protectedApi.register(sourceEndpoints, {
+      sources,
+      onDeleted: (id) => liveCalls.forgetSource(id),
+    })
     await protectedApi.register(liveEndpoints, { sources, liveCalls })
     await protectedApi.register(destinationEndpoints, {
       destinations: new DestinationService(store),
@@ -88,7 +92,13 @@ export const managementApi: FastifyPluginAsync<ManagementApiOptions> = async (
     })
     await protectedApi.register(tokenEndpoints, { tokens: new TokenService(store) })
     await protectedApi.register(regulationEndpoints, {
-      regulations: new RegulationService(store, afterRegulation ? { afterCreate: afterRegulation } : {}),
+      regulations: new RegulationService(store, {
+        afterCreate: async (regulation) => {
+          // The live debugger's recent calls are kept in memory: an erased user's go with the rest.
+          if (deletesData(regulation.regulationType)) liveCalls.forgetUsers(regulation.subjectIds)
+          await afterRegulation?.()
+        },
+      }),
     })
     await protectedApi.register(profileEndpoints, { profiles: new ProfileService(store) })
     await protectedApi.register(computedTraitEndpoints, {

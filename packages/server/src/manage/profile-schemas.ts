@@ -1,10 +1,11 @@
 /**
  * JSON Schemas of the profile routes, and the types derived from them.
  */
-import { PROFILE_EVENTS_PAGE_SIZE } from '../domain/profiles.ts'
+import { PROFILE_EVENTS_PAGE_SIZE, PROFILE_SEARCH_LIMIT } from '../domain/profiles.ts'
 import { MAX_ID_LENGTH } from '../ingest/limits.ts'
 import {
   ADMIN_SECURITY,
+  commonErrors,
   idParams,
   MAX_CURSOR,
   type ResponseShape,
@@ -58,6 +59,18 @@ const profileEvent = {
   },
 } as const
 
+/** Who a profile is, for lists (search results, audience members). */
+export const profileIdentities = {
+  type: 'object',
+  required: ['profileId', 'userIds', 'anonymousIds'],
+  properties: {
+    profileId: { type: 'string', description: 'The profile id, `prf_…`.' },
+    userIds: { type: 'array', items: { type: 'string' }, description: 'Sorted.' },
+    anonymousIds: { type: 'array', items: { type: 'string' }, description: 'Sorted.' },
+  },
+} as const
+
+export type ProfileIdentitiesView = ResponseShape<typeof profileIdentities>
 export type ProfileView = ResponseShape<typeof profile>
 export type ProfileEventView = ResponseShape<typeof profileEvent>
 
@@ -92,6 +105,37 @@ export const findProfileSchema = {
     },
   },
   response: { 200: { ...profile, description: 'The profile holding that identity.' }, ...withNotFound },
+} as const
+
+export const searchProfilesSchema = {
+  tags: profileTags,
+  summary: 'Search profiles by part of an id',
+  description:
+    'Profiles with a userId or anonymousId containing `q` (case sensitive), by profile id, at most `limit`.',
+  security: ADMIN_SECURITY,
+  querystring: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['q'],
+    properties: {
+      q: { type: 'string', maxLength: MAX_ID_LENGTH, description: 'At least 2 characters of an id.' },
+      limit: wholeNumberQuery({
+        minimum: 1,
+        maximum: PROFILE_SEARCH_LIMIT.max,
+        default: PROFILE_SEARCH_LIMIT.default,
+        description: `How many profiles at most, 1 to ${PROFILE_SEARCH_LIMIT.max}.`,
+      }),
+    },
+  },
+  response: {
+    200: {
+      description: 'The profiles found.',
+      type: 'object',
+      required: ['profiles'],
+      properties: { profiles: { type: 'array', items: profileIdentities } },
+    },
+    ...commonErrors,
+  },
 } as const
 
 export const getProfileSchema = {

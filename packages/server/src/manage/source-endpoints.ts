@@ -18,8 +18,12 @@ import {
 import { sourceView } from './views.ts'
 
 export const sourceEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
-  Options: { sources: SourceService }
-}> = async (app, { sources }) => {
+  Options: {
+    sources: SourceService
+    /** Called after a source is deleted (the live debugger forgets its recent calls). Default: nothing. */
+    onDeleted?: (id: string) => void
+  }
+}> = async (app, { sources, onDeleted }) => {
   app.post('/sources', { schema: createSourceSchema }, async (request, reply) => {
     const created = await sources.create(request.body)
     reply.header('location', `${app.prefix}/sources/${created.source.id}`)
@@ -49,6 +53,7 @@ export const sourceEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
 
   app.delete('/sources/:id', { schema: deleteSourceSchema }, async (request, reply) => {
     await sources.delete(request.params.id)
+    onDeleted?.(request.params.id)
     return reply.code(204).send(null)
   })
 }

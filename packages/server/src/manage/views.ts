@@ -13,7 +13,7 @@ import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
 import { DEFAULT_SIGNING, type Destination, type SecretRotation } from '../domain/destinations.ts'
-import type { Profile, ProfileEvent } from '../domain/profiles.ts'
+import type { Profile, ProfileEvent, ProfileIdentities } from '../domain/profiles.ts'
 import type { Regulation, Suppression } from '../domain/regulations.ts'
 import type { SourceWithStats } from '../domain/source-service.ts'
 import type { AccessToken } from '../domain/tokens.ts'
@@ -33,7 +33,7 @@ import type {
   DestinationView,
   SecretRotationView,
 } from './destination-schemas.ts'
-import type { ProfileEventView, ProfileView } from './profile-schemas.ts'
+import type { ProfileEventView, ProfileIdentitiesView, ProfileView } from './profile-schemas.ts'
 import type { RegulationView, SuppressionView } from './regulation-schemas.ts'
 import type { SourceView } from './source-schemas.ts'
 
@@ -205,6 +205,8 @@ export function deliveryView(delivery: Delivery, revealSecrets: boolean): Delive
     sourceId: delivery.sourceId,
     messageId: delivery.messageId,
     type: delivery.type,
+    userId: delivery.userId,
+    event: delivery.event,
     status: delivery.status,
     deadLettered: delivery.deadLettered,
     attemptCount: delivery.attemptCount,
@@ -259,6 +261,14 @@ export function tokenView(token: AccessToken): TokenView {
     role: token.role,
     createdAt: iso(token.createdAt),
     lastUsedAt: isoOrNull(token.lastUsedAt),
+  }
+}
+
+export function profileIdentitiesView(identities: ProfileIdentities): ProfileIdentitiesView {
+  return {
+    profileId: identities.profileId,
+    userIds: [...identities.userIds],
+    anonymousIds: [...identities.anonymousIds],
   }
 }
 

@@ -4,6 +4,8 @@
  * the web app beside it — or a user's first start fails where every other test passes.
  */
 import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,7 +24,7 @@ test("npm start's entry is the build, and it starts, stores a call and serves th
   const { scripts } = JSON.parse(await readFile(join(repository, 'package.json'), 'utf8')) as {
     scripts: Record<string, string>
   }
-  const entry = /^node (\S+\.js) start$/.exec(scripts.start ?? '')?.[1]
+  const entry = /^exec node (\S+\.js) start$/.exec(scripts.start ?? '')?.[1]
   assert.ok(entry, `npm start runs built JavaScript, not ${scripts.start}`)
   const sluice = await spawnSluice(
     { SLUICE_DATA_DIR: dataDir, SLUICE_ADMIN_TOKEN: 'built-admin-token-0123456789' },
@@ -63,4 +65,39 @@ test("npm start's entry is the build, and it starts, stores a call and serves th
     sluice.child.kill('SIGTERM')
     assert.equal(await sluice.exited, 0)
   }
+})
+
+test('npm start stopped with SIGTERM (as a container runtime or a process manager stops it) stops Sluice', async () => {
+  // npm passes the signal to the script's shell; the script's `exec` makes that shell Sluice itself.
+  const child = spawn('npm', ['start', '--ignore-scripts', '--silent'], {
+    cwd: repository,
+    env: {
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      SLUICE_DATA_DIR: dataDir,
+      SLUICE_ADMIN_TOKEN: 'built-admin-token-0123456789',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const exited = once(child, 'exit')
+  let output = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start did not start Sluice:\n${output}`)), 30_000)
+    const read = (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /listening on (http:\/\/[^\s]+)/.exec(output)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1]!)
+      }
+    }
+    child.stdout!.on('data', read)
+    child.stderr!.on('data', read)
+  })
+  assert.equal((await fetch(`${url}/readyz`)).status, 200)
+  child.kill('SIGTERM')
+  await exited
+  // The server is gone with npm: its port no longer answers.
+  await assert.rejects(fetch(`${url}/readyz`, { signal: AbortSignal.timeout(5_000) }))
 })

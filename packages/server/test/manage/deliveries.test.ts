@@ -115,6 +115,8 @@ describe('deliveries management API', () => {
       sourceId,
       messageId: 'msg-ok-1',
       type: 'track',
+      userId: 'user-1',
+      event: 'Order Completed',
       status: 'delivered',
       deadLettered: false,
       attemptCount: 1,

@@ -68,6 +68,16 @@ for (const backend of backends) {
       return response.body.deliveries.map((d: { type: string }) => d.type).sort()
     }
 
+    test('each delivery names its user and event, so a list can show them', async () => {
+      const response = await sluice.api('GET', `/api/v1/destinations/${destinationId}/deliveries`)
+      const shown = response.body.deliveries
+        .map((d: { type: string; userId: string | null; event: string | null }) =>
+          [d.type, d.userId, d.event].join(' '),
+        )
+        .sort()
+      assert.deepEqual(shown, ['identify user-b ', 'track user-a A', 'track user-b B'])
+    })
+
     test('deliveries filter by message type, userId and creation time', async () => {
       assert.deepEqual(await ids(''), ['identify', 'track', 'track'])
       assert.deepEqual(await ids('type=track'), ['track', 'track'])

@@ -179,7 +179,16 @@ describe('numeric and time query parameters', () => {
     const source = await sluice.createSource('Numbers')
     const destination = await sluice.api('POST', '/api/v1/destinations', destinationBody([source.id]))
     // Real ids where the route names one, so a 404 cannot stand in for the 400.
-    ids = { sources: source.id, destinations: destination.body.id, profiles: 'prf_unknown' }
+    const audience = await sluice.api('POST', '/api/v1/audiences', {
+      name: 'Query bounds',
+      definition: { event: 'Order Completed' },
+    })
+    ids = {
+      sources: source.id,
+      destinations: destination.body.id,
+      profiles: 'prf_unknown',
+      audiences: audience.body.id,
+    }
     document = await (await fetch(`${sluice.url}/api/openapi.json`)).json()
   })
   after(() => sluice.destroy())
@@ -221,7 +230,7 @@ describe('numeric and time query parameters', () => {
     }
     for (const { method, path, name, kind } of parameters) {
       if (kind !== 'number') continue
-      const operation = document.paths[path.replace(/\/(src|dst|prf)_\w+/, '/{id}')][method.toLowerCase()]
+      const operation = document.paths[path.replace(/\/(src|dst|prf|aud)_\w+/, '/{id}')][method.toLowerCase()]
       const schema = operation.parameters.find((parameter: any) => parameter.name === name).schema
       assert.ok(Number.isFinite(schema.minimum), `${method} ${path} ${name} has a minimum`)
       assert.ok(Number.isSafeInteger(schema.maximum), `${method} ${path} ${name} has a maximum`)

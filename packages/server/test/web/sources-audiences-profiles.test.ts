@@ -77,8 +77,6 @@ describe('sources, audiences and profiles in Chromium', () => {
       locale: 'en-US',
     })
     page = await admin.newPage()
-    // Dialogs here are the delete confirmations: accepted.
-    page.on('dialog', (dialog) => void dialog.accept())
     await signIn(page, sluice.adminToken)
   })
   after(async () => {
@@ -133,8 +131,12 @@ describe('sources, audiences and profiles in Chromium', () => {
     const preview = page.locator('.preview')
     await preview.getByText(/1\s+profile now/).waitFor({ timeout: SLOW })
     const sample = preview.getByRole('list', { name: 'Sample profiles' })
-    await sample.getByText(big.id).waitFor()
-    assert.equal(await sample.getByText(small.id).count(), 0, 'the order of 10 does not pass total >= 100')
+    await sample.getByRole('link', { name: big.userIds[0], exact: true }).waitFor()
+    assert.equal(
+      await sample.getByRole('link', { name: small.userIds[0], exact: true }).count(),
+      0,
+      'the order of 10 does not pass total >= 100',
+    )
 
     await form.getByRole('button', { name: 'Save audience' }).click()
     const row = page
@@ -228,8 +230,16 @@ describe('sources, audiences and profiles in Chromium', () => {
     })
 
     await page.getByRole('button', { name: 'Delete Whales' }).click()
+    await page
+      .getByRole('dialog', { name: 'Delete the audience Whales?' })
+      .getByRole('button', { name: 'Delete' })
+      .click()
     await page.getByText('No audiences yet.').waitFor({ timeout: SLOW })
     await page.getByRole('button', { name: 'Delete Orders over 100' }).click()
+    await page
+      .getByRole('dialog', { name: 'Delete the computed trait Orders over 100?' })
+      .getByRole('button', { name: 'Delete' })
+      .click()
     await page.getByText('No computed traits yet.').waitFor({ timeout: SLOW })
     assert.deepEqual((await sluice.api('GET', '/api/v1/audiences')).body.audiences, [])
     assert.deepEqual((await sluice.api('GET', '/api/v1/computed-traits')).body.computedTraits, [])
@@ -316,8 +326,11 @@ describe('sources, audiences and profiles in Chromium', () => {
       })
     await page.goto(`${sluice.url}/sources/${sourceId}`)
     await page.getByRole('heading', { name: 'Storefront', level: 1 }).waitFor({ timeout: SLOW })
-    // The confirmation dialog is accepted by the page's dialog handler.
     await page.getByRole('button', { name: 'Rotate write key' }).click()
+    await page
+      .getByRole('dialog', { name: 'Rotate the write key?' })
+      .getByRole('button', { name: 'Rotate' })
+      .click()
     const shown = page.locator('code.write-key')
     await until(
       'the rotated key in the page',
@@ -362,8 +375,11 @@ describe('sources, audiences and profiles in Chromium', () => {
           .count(),
         0,
       )
-      // The page's dialog handler accepts the confirmation.
-      await row.getByRole('button', { name: 'Revoke' }).click()
+      await row.getByRole('button', { name: 'Revoke On call' }).click()
+      await page
+        .getByRole('dialog', { name: 'Revoke the token On call?' })
+        .getByRole('button', { name: 'Revoke' })
+        .click()
       await row.waitFor({ state: 'detached', timeout: SLOW })
       const listed = await sluice.api('GET', '/api/v1/tokens')
       assert.ok(!listed.body.tokens.some((each: { name: string }) => each.name === 'On call'))

@@ -215,7 +215,10 @@ describe('the web app in Chromium', () => {
     await page.getByRole('link', { name: 'Flaky endpoint' }).click()
     await page.getByLabel('Status').selectOption('failed')
     await page.getByLabel('User ID').fill('user-42')
-    const row = page.getByRole('row').filter({ has: page.locator('.badge-failed') })
+    const row = page
+      .getByRole('table', { name: 'Deliveries, newest first' })
+      .getByRole('row')
+      .filter({ has: page.locator('.badge-failed') })
     await row.first().waitFor({ timeout: 30_000 })
     await row.first().getByRole('button').click()
     const detail = page.locator('.delivery-detail')

@@ -3,7 +3,7 @@
  * every change. Every error comes back as an ApiError carrying the API's code, message and field.
  * Plain TypeScript without DOM or React, so that the unit tests run it under Node.
  */
-import type { ErrorBody } from '@sluice/server/api'
+import { type ErrorBody, fieldLabel } from '@sluice/server/api'
 
 export class ApiError extends Error {
   readonly status: number
@@ -26,6 +26,17 @@ export class ApiError extends Error {
 export function errorConcerns(error: unknown, field: string, exact = false): boolean {
   if (!(error instanceof ApiError) || error.field === undefined) return false
   return error.field === field || (!exact && error.field.startsWith(`${field}/`))
+}
+
+/**
+ * The API's message in the form's words: the API names the field by its path
+ * (`settings.webhooks[1].url is not an absolute URL`), the form by its label (`URL 2 is not …`).
+ */
+export function inFormWords(error: ApiError, label: string | undefined): string {
+  if (label === undefined || error.field === undefined) return error.message
+  const path = fieldLabel(error.field)
+  if (path === '' || !error.message.includes(path)) return error.message
+  return error.message.replace(path, label)
 }
 
 export async function send<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -6,6 +6,7 @@
 import type {
   Audience,
   AudienceList,
+  AudienceMembersPage,
   AudiencePreview,
   ComputedTrait,
   ComputedTraitList,
@@ -23,10 +24,13 @@ import type {
   Destination,
   DestinationList,
   DestinationSeries,
+  DryRunAnswer,
+  DryRunBody,
   PreviewAudienceBody,
   Profile,
   ProfileEventPage,
   ProfileQuery,
+  ProfileSearchAnswer,
   Regulation,
   RegulationList,
   ReplayAnswer,
@@ -43,6 +47,7 @@ import type {
   UpdateAudienceBody,
   UpdateComputedTraitBody,
   UpdateDestinationBody,
+  UpdateSourceBody,
 } from '@sluice/server/api'
 import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query'
 import { get, queryString, send } from './client.ts'
@@ -61,8 +66,11 @@ export const keys = {
   regulations: ['regulations'],
   suppressions: ['suppressions'],
   audiences: ['audiences'],
+  audience: (id: string) => ['audiences', id],
+  audienceMembers: (id: string) => ['audiences', id, 'members'],
   computedTraits: ['computed-traits'],
   profile: (lookup: ProfileQuery) => ['profile', lookup],
+  profileSearch: (text: string) => ['profile-search', text],
   profileEvents: (profileId: string) => ['profile-events', profileId],
 } as const
 
@@ -119,6 +127,19 @@ export const queries = {
   suppressions: () =>
     queryOptions({ queryKey: keys.suppressions, queryFn: () => get<SuppressionList>('/suppressions') }),
   audiences: () => queryOptions({ queryKey: keys.audiences, queryFn: () => get<AudienceList>('/audiences') }),
+  audience: (id: string) =>
+    queryOptions({ queryKey: keys.audience(id), queryFn: () => get<Audience>(`/audiences/${id}`) }),
+  /** An audience's members, `limit` a page, by profile id. */
+  audienceMembers: (id: string, limit: number) =>
+    infiniteQueryOptions({
+      queryKey: keys.audienceMembers(id),
+      queryFn: ({ pageParam }) =>
+        get<AudienceMembersPage>(
+          `/audiences/${id}/members${queryString({ limit, after: pageParam ?? undefined })}`,
+        ),
+      initialPageParam: null as string | null,
+      getNextPageParam: (last) => last.nextCursor,
+    }),
   computedTraits: () =>
     queryOptions({
       queryKey: keys.computedTraits,
@@ -128,6 +149,11 @@ export const queries = {
     queryOptions({
       queryKey: keys.profile(lookup),
       queryFn: () => get<Profile>(`/profiles${queryString(lookup)}`),
+    }),
+  profileSearch: (text: string) =>
+    queryOptions({
+      queryKey: keys.profileSearch(text),
+      queryFn: () => get<ProfileSearchAnswer>(`/profiles/search${queryString({ q: text })}`),
     }),
   /** A profile's calls, newest first, `limit` a page. */
   profileEvents: (profileId: string, limit: number) =>
@@ -147,9 +173,14 @@ export const changes = {
   signOut: () => send<void>('DELETE', '/session'),
   createSource: (body: CreateSourceBody) => send<Source>('POST', '/sources', body),
   rotateWriteKey: (id: string) => send<Source>('POST', `/sources/${id}/rotate-write-key`),
+  updateSource: (id: string, body: UpdateSourceBody) => send<Source>('PATCH', `/sources/${id}`, body),
+  deleteSource: (id: string) => send<void>('DELETE', `/sources/${id}`),
   createDestination: (body: CreateDestinationBody) => send<SavedDestination>('POST', '/destinations', body),
   updateDestination: (id: string, body: UpdateDestinationBody) =>
     send<SavedDestination>('PATCH', `/destinations/${id}`, body),
+  deleteDestination: (id: string) => send<void>('DELETE', `/destinations/${id}`),
+  /** Unsaved settings over the sources' recent calls: what would be sent; nothing is. */
+  dryRun: (body: DryRunBody) => send<DryRunAnswer>('POST', '/destinations/dry-run', body),
   sendTestEvent: (destinationId: string) =>
     send<TestSendAnswer>('POST', `/destinations/${destinationId}/test`),
   replayDeliveries: (destinationId: string, query: ReplayQuery) =>

@@ -1,20 +1,34 @@
-import type { Destination, PreviewAudienceBody } from '@sluice/server/api'
+import type { Audience, Destination, PreviewAudienceBody } from '@sluice/server/api'
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { changes, keys } from '../api/queries.ts'
-import { type Draft, emptyDraft, toDefinition } from '../model/audience-draft.ts'
+import { type Draft, emptyDraft, fromDefinition, toDefinition } from '../model/audience-draft.ts'
 import { ErrorBox } from '../ui/errors.tsx'
 import { TextField } from '../ui/fields.tsx'
 import { NodeEditor } from './AudienceBuilder.tsx'
 import { DestinationChoice } from './DestinationChoice.tsx'
+import { MemberName } from './MemberName.tsx'
 
-/** A new audience: name, definition tree, anonymous visitors, destinations; preview before saving. */
-export function AudienceForm({ destinations }: { destinations: Destination[] }) {
+/**
+ * An audience's form: name, definition tree, anonymous visitors, destinations; preview before saving.
+ * Given `audience`, it starts from the saved one and saves changes to it; else it creates one.
+ */
+export function AudienceForm({
+  destinations,
+  audience,
+  onSaved,
+}: {
+  destinations: Destination[]
+  audience?: Audience
+  onSaved?: (saved: Audience) => void
+}) {
   const queryClient = useQueryClient()
-  const [name, setName] = useState('')
-  const [draft, setDraft] = useState<Draft>(emptyDraft('all'))
-  const [destinationIds, setDestinationIds] = useState<string[]>([])
-  const [includeAnonymous, setIncludeAnonymous] = useState(false)
+  const [name, setName] = useState(audience?.name ?? '')
+  const [draft, setDraft] = useState<Draft>(() =>
+    audience ? fromDefinition(audience.definition) : emptyDraft('all'),
+  )
+  const [destinationIds, setDestinationIds] = useState<string[]>(audience?.destinationIds ?? [])
+  const [includeAnonymous, setIncludeAnonymous] = useState(audience?.includeAnonymous ?? false)
   const previewed = JSON.stringify({ definition: toDefinition(draft), includeAnonymous })
   const preview = useMutation({
     // The body as JSON: the same text for the same definition, to tell whether the draft changed since.
@@ -23,18 +37,18 @@ export function AudienceForm({ destinations }: { destinations: Destination[] }) 
   // A preview of a definition since edited is not shown.
   const shown = preview.variables === previewed ? preview.data : undefined
   const save = useMutation({
-    mutationFn: () =>
-      changes.createAudience({
-        name,
-        definition: toDefinition(draft),
-        destinationIds,
-        includeAnonymous,
-      }),
-    onSuccess: () => {
-      setName('')
-      setDraft(emptyDraft('all'))
-      setDestinationIds([])
+    mutationFn: () => {
+      const body = { name, definition: toDefinition(draft), destinationIds, includeAnonymous }
+      return audience ? changes.updateAudience(audience.id, body) : changes.createAudience(body)
+    },
+    onSuccess: (saved) => {
+      if (!audience) {
+        setName('')
+        setDraft(emptyDraft('all'))
+        setDestinationIds([])
+      }
       preview.reset()
+      onSaved?.(saved)
       return queryClient.invalidateQueries({ queryKey: keys.audiences })
     },
   })
@@ -45,8 +59,8 @@ export function AudienceForm({ destinations }: { destinations: Destination[] }) 
     save.mutate()
   }
   return (
-    <form onSubmit={submit} className="card spaced" noValidate aria-labelledby="new-audience">
-      <h2 id="new-audience">New audience</h2>
+    <form onSubmit={submit} className="card spaced" noValidate aria-labelledby="audience-form">
+      <h2 id="audience-form">{audience ? 'Settings' : 'New audience'}</h2>
       <TextField
         label="Audience name"
         value={name}
@@ -79,20 +93,23 @@ export function AudienceForm({ destinations }: { destinations: Destination[] }) 
           <p>
             <strong>{shown.size.toLocaleString()}</strong> {shown.size === 1 ? 'profile' : 'profiles'} now.
           </p>
-          {shown.sample.length > 0 && (
-            <ul aria-label="Sample profiles" className="plain">
-              {shown.sample.map((id) => (
-                <li key={id}>
-                  <code>{id}</code>
-                </li>
-              ))}
-            </ul>
+          {shown.sampleMembers.length > 0 && (
+            <>
+              <p className="muted">For example:</p>
+              <ul aria-label="Sample profiles" className="member-list">
+                {shown.sampleMembers.map((member) => (
+                  <li key={member.profileId}>
+                    <MemberName member={member} />
+                  </li>
+                ))}
+              </ul>
+            </>
           )}
         </div>
       )}
       {save.data && (
         <p role="status" className="muted">
-          Audience {save.data.name} saved.
+          {audience ? 'Changes saved.' : `Audience ${save.data.name} saved.`}
         </p>
       )}
       <div className="row-actions">
@@ -108,7 +125,7 @@ export function AudienceForm({ destinations }: { destinations: Destination[] }) 
           Preview
         </button>
         <button type="submit" disabled={save.isPending}>
-          Save audience
+          {audience ? 'Save changes' : 'Save audience'}
         </button>
       </div>
     </form>

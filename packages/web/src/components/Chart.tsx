@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'react'
 import type uPlot from 'uplot'
 import type { SeriesRange } from '../api/queries.ts'
+import { showDots, valueRange } from '../model/chart-scale.ts'
 
 export const RANGES: readonly SeriesRange[] = [
   { label: 'Last hour', spanMs: 3_600_000, stepSeconds: 60 },
@@ -38,11 +39,12 @@ export function RangeChoice({
   )
 }
 
-/** A line chart of `data` (times first, then one row per series). */
+/** A line chart of `data` (times first, then one row per series, drawn in order: the last on top). */
 export function Chart(props: {
   title: string
   data: (number | null)[][]
-  series: { label: string; stroke: string }[]
+  /** `fill` shades the area under a line; `dash` draws it dashed (e.g. `[6, 4]`). */
+  series: { label: string; stroke: string; fill?: string; dash?: number[] }[]
 }) {
   const container = useRef<HTMLDivElement>(null)
   const plot = useRef<uPlot | null>(null)
@@ -56,13 +58,24 @@ export function Chart(props: {
       ([{ default: UPlot }]) => {
         if (cancelled || !container.current) return
         plot.current?.destroy()
+        const rows = data.slice(1)
+        const dots = showDots(rows)
         plot.current = new UPlot(
           {
             width: Math.max(260, container.current.clientWidth),
             height: 200,
+            scales: { y: { range: () => valueRange(rows.flat()) } },
             series: [
               {},
-              ...series.map((each) => ({ label: each.label, stroke: each.stroke, width: 2, spanGaps: true })),
+              ...series.map((each) => ({
+                label: each.label,
+                stroke: each.stroke,
+                width: 2,
+                spanGaps: true,
+                points: { show: dots, size: 7, fill: each.stroke },
+                ...(each.fill ? { fill: each.fill } : {}),
+                ...(each.dash ? { dash: each.dash } : {}),
+              })),
             ],
             axes: [{}, { size: 50 }],
           },

@@ -4,6 +4,9 @@ import { queries } from '../api/queries.ts'
 import { ErrorBox } from '../ui/errors.tsx'
 import { Chart, RANGES, RangeChoice, SERIES_REFRESH_MS } from './Chart.tsx'
 
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
+const plural = (count: number, noun: string) => `${count.toLocaleString()} ${noun}${count === 1 ? '' : 's'}`
+
 /** Attempts and latency over time, from the destination's series endpoint. */
 export function DeliveryCharts({ destinationId }: { destinationId: string }) {
   const [range, setRange] = useState(RANGES[0]!)
@@ -18,13 +21,21 @@ export function DeliveryCharts({ destinationId }: { destinationId: string }) {
       <h2>Over time</h2>
       <RangeChoice name={`range-${destinationId}`} range={range} onChange={setRange} />
       <ErrorBox error={series.error} />
+      {series.data && (
+        <p className="muted" role="status">
+          {plural(sum(points.map((p) => p.succeeded)), 'attempt')} succeeded and{' '}
+          {sum(points.map((p) => p.failed)).toLocaleString()} failed in the {range.label.toLowerCase()}.
+        </p>
+      )}
       <div className="charts">
         <Chart
           title="Attempts"
+          // Successes as a shaded area, failures as a dashed line over it: both stay visible where they
+          // are equal, and no failures is a dashed line on the zero of the axis.
           data={[times, points.map((p) => p.succeeded), points.map((p) => p.failed)]}
           series={[
-            { label: 'Succeeded', stroke: '#1a7f37' },
-            { label: 'Failed', stroke: '#cf222e' },
+            { label: 'Succeeded', stroke: '#1a7f37', fill: 'rgba(26, 127, 55, 0.12)' },
+            { label: 'Failed', stroke: '#cf222e', dash: [6, 4] },
           ]}
         />
         <Chart

@@ -1,5 +1,6 @@
 import { type QueryKey, useMutation, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
+import { ConfirmButton } from '../ui/dialog.tsx'
 import { ErrorBox } from '../ui/errors.tsx'
 import { TextField } from '../ui/fields.tsx'
 
@@ -36,7 +37,6 @@ export function ItemActions({
       return refresh()
     },
   })
-  const remove = useMutation({ mutationFn: removeIt, onSuccess: refresh })
   if (draft !== null) {
     return (
       <form
@@ -84,18 +84,19 @@ export function ItemActions({
       <button type="button" className="link" aria-label={`Rename ${name}`} onClick={() => setDraft(name)}>
         Rename
       </button>
-      <button
-        type="button"
+      <ConfirmButton
+        label="Delete"
+        accessibleLabel={`Delete ${name}`}
         className="link danger-link"
-        aria-label={`Delete ${name}`}
-        disabled={remove.isPending}
-        onClick={() => {
-          if (confirm(`Delete the ${noun} ${name}? Nothing is sent to its destinations.`)) remove.mutate()
+        title={`Delete the ${noun} ${name}?`}
+        confirmLabel="Delete"
+        onConfirm={async () => {
+          await removeIt()
+          await refresh()
         }}
       >
-        Delete
-      </button>
-      <ErrorBox error={remove.error} />
+        <p>Its values are deleted; nothing more is sent to its destinations about it.</p>
+      </ConfirmButton>
     </div>
   )
 }

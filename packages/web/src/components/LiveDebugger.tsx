@@ -5,8 +5,12 @@ import { CodeBlock } from '../ui/content.tsx'
 /** At most this many calls are kept on screen, newest first. */
 const KEEP = 200
 
-/** Calls arriving now, streamed over Server-Sent Events: pausable, searchable, pretty or raw JSON. */
-export function LiveDebugger({ sourceId }: { sourceId: string }) {
+/**
+ * Calls arriving now, streamed over Server-Sent Events: pausable, searchable, pretty or raw JSON. The
+ * stream opens with the source's recent calls, so a reload keeps what was there. `onCalls` hears of
+ * new ones (the page's counters and chart follow them).
+ */
+export function LiveDebugger({ sourceId, onCalls }: { sourceId: string; onCalls?: () => void }) {
   const [calls, setCalls] = useState<(LiveCall & { key: number })[]>([])
   const [paused, setPaused] = useState(false)
   const [connected, setConnected] = useState(false)
@@ -16,18 +20,24 @@ export function LiveDebugger({ sourceId }: { sourceId: string }) {
   const pausedRef = useRef(paused)
   pausedRef.current = paused
   const nextKey = useRef(0)
+  const onCallsRef = useRef(onCalls)
+  onCallsRef.current = onCalls
 
   useEffect(() => {
     const source = new EventSource(`/api/v1/sources/${sourceId}/live`)
     source.onopen = () => setConnected(true)
     source.onerror = () => setConnected(false)
+    const keyed = (data: string) =>
+      (JSON.parse(data) as LiveCall[]).map((call) => ({ ...call, key: nextKey.current++ })).reverse()
+    // First on every (re)connection: the recent calls, newest last; they replace what is shown.
+    source.addEventListener('history', (event) => {
+      setCalls(keyed((event as MessageEvent).data).slice(0, KEEP))
+    })
     source.addEventListener('calls', (event) => {
+      onCallsRef.current?.()
       if (pausedRef.current) return
-      const arrived = (JSON.parse((event as MessageEvent).data) as LiveCall[]).map((call) => ({
-        ...call,
-        key: nextKey.current++,
-      }))
-      setCalls((previous) => [...arrived.reverse(), ...previous].slice(0, KEEP))
+      const arrived = keyed((event as MessageEvent).data)
+      setCalls((previous) => [...arrived, ...previous].slice(0, KEEP))
     })
     return () => source.close()
   }, [sourceId])
@@ -64,7 +74,9 @@ export function LiveDebugger({ sourceId }: { sourceId: string }) {
       </div>
       {visible.length === 0 ? (
         <p className="muted">
-          {calls.length === 0 ? 'Waiting for calls to this source…' : 'No call matches the search.'}
+          {calls.length === 0
+            ? 'Waiting for calls to this source. Send one with its write key (see "Send a test call with curl" above); it shows here at once.'
+            : 'No call matches the search.'}
         </p>
       ) : (
         <div className="debugger">
@@ -80,7 +92,7 @@ export function LiveDebugger({ sourceId }: { sourceId: string }) {
                     onClick={() => setSelected(call.key)}
                   >
                     <span className={`badge badge-${call.status}`}>{call.status}</span>
-                    <span className="call-type">{String(body.type ?? '?')}</span>
+                    <span className="call-type">{call.type ?? 'no type'}</span>
                     <span className="call-name">{String(body.event ?? body.name ?? body.userId ?? '')}</span>
                     <time className="muted">{new Date(call.at).toLocaleTimeString()}</time>
                   </button>

@@ -2,7 +2,7 @@ import { useInfiniteQuery, useQuery } from '@tanstack/react-query'
 import { type FormEvent, useState } from 'react'
 import { ApiError } from '../api/client.ts'
 import { queries } from '../api/queries.ts'
-import { CodeBlock, formatTime } from '../ui/content.tsx'
+import { formatTime } from '../ui/content.tsx'
 import { ErrorBox } from '../ui/errors.tsx'
 import { SelectField, TextField } from '../ui/fields.tsx'
 import { ListStates, Loading, TableScroll } from '../ui/lists.tsx'
@@ -104,16 +104,63 @@ export function ProfileLookup({ withEvents = false }: { withEvents?: boolean }) 
               ))}
             </ul>
           )}
-          <h3>Traits</h3>
-          <CodeBlock label="Traits">{JSON.stringify(profile.data.traits, null, 2)}</CodeBlock>
-          <h3>Computed traits</h3>
-          <CodeBlock label="Computed traits">
-            {JSON.stringify(profile.data.computedTraits, null, 2)}
-          </CodeBlock>
+          <div className="two-columns">
+            <TraitTable
+              title="Traits"
+              traits={profile.data.traits}
+              empty="No traits: identify calls set them."
+            />
+            <TraitTable
+              title="Computed traits"
+              traits={profile.data.computedTraits}
+              empty="No computed trait has a value for this profile."
+            />
+          </div>
           {withEvents && <ProfileEvents profileId={profile.data.id} />}
         </section>
       )}
     </div>
+  )
+}
+
+/** A value as a person reads it: text as is, numbers and booleans plainly, objects and lists as JSON. */
+export function readableValue(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (typeof value === 'number') return value.toLocaleString()
+  if (value === null || value === undefined) return '—'
+  return typeof value === 'boolean' ? (value ? 'true' : 'false') : JSON.stringify(value)
+}
+
+/** Traits (or computed traits) as a two-column table, name and value. */
+function TraitTable({ title, traits, empty }: { title: string; traits: object; empty: string }) {
+  const entries = Object.entries(traits).sort(([a], [b]) => a.localeCompare(b))
+  return (
+    <section aria-label={title} className="trait-table">
+      <h3>{title}</h3>
+      {entries.length === 0 ? (
+        <p className="muted">{empty}</p>
+      ) : (
+        <table>
+          <caption className="visually-hidden">{title}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Value</th>
+            </tr>
+          </thead>
+          <tbody>
+            {entries.map(([name, value]) => (
+              <tr key={name}>
+                <th scope="row">
+                  <code>{name}</code>
+                </th>
+                <td className="cell-id">{readableValue(value)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
   )
 }
 

@@ -157,3 +157,42 @@ export const pointers = {
     value: `${list}/${index}/value`,
   }),
 }
+
+/** A value as the form's text input shows it: the inverse of `parseValue`. */
+function valueText(op: WhereOperator, value: unknown): string {
+  if (!takesValue(op) || value === undefined) return ''
+  if (op === 'in' && Array.isArray(value)) return value.map((each) => valueText('=', each)).join(', ')
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+/** A saved definition as the builder edits it: `toDefinition(fromDefinition(node))` gives `node` back. */
+export function fromDefinition(node: AudienceNode): Draft {
+  if ('all' in node) return { kind: 'all', children: node.all.map(fromDefinition) }
+  if ('any' in node) return { kind: 'any', children: node.any.map(fromDefinition) }
+  if ('not' in node) return { kind: 'not', child: fromDefinition(node.not) }
+  if ('event' in node) {
+    return {
+      kind: 'event',
+      event: node.event,
+      where: (node.where ?? []).map((condition) => ({
+        property: condition.property,
+        op: condition.op,
+        value: valueText(condition.op, condition.value),
+      })),
+      countOp: node.count?.op ?? '',
+      countValue: String(node.count?.value ?? 1),
+      withinDays: node.withinDays === undefined ? '' : String(node.withinDays),
+    }
+  }
+  if ('trait' in node)
+    return { kind: 'trait', name: node.trait, op: node.op, value: valueText(node.op, node.value) }
+  if ('computedTrait' in node) {
+    return {
+      kind: 'computedTrait',
+      name: node.computedTrait,
+      op: node.op,
+      value: valueText(node.op, node.value),
+    }
+  }
+  return { kind: 'audience', key: node.audience }
+}

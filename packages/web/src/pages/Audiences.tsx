@@ -11,7 +11,7 @@ import { ProfileLookup } from '../components/ProfileLookup.tsx'
 import { useCanWrite } from '../session.ts'
 import { formatTime, Link } from '../ui/content.tsx'
 import { ErrorBox } from '../ui/errors.tsx'
-import { ListStates, TableScroll } from '../ui/lists.tsx'
+import { EmptyState, ListStates, TableScroll } from '../ui/lists.tsx'
 
 /** Audiences and computed traits: lists, creation, preview; and a profile looked up by user id. */
 export function Audiences() {
@@ -21,7 +21,12 @@ export function Audiences() {
     refetchInterval: (query) =>
       query.state.data?.audiences.some((audience) => audience.status === 'computing') ? 1_500 : 5_000,
   })
-  const traits = useQuery({ ...queries.computedTraits(), refetchInterval: 5_000 })
+  const traits = useQuery({
+    ...queries.computedTraits(),
+    // Followed closely while one is computing, so that its status turns live without a reload.
+    refetchInterval: (query) =>
+      query.state.data?.computedTraits.some((trait) => trait.status === 'computing') ? 1_500 : 5_000,
+  })
   const destinations = useQuery(queries.destinations())
   const destinationList = destinations.data?.destinations ?? []
   return (
@@ -36,7 +41,11 @@ export function Audiences() {
         error={audiences.error}
         items={audiences.data?.audiences}
         what="audiences"
-        empty={<p className="card">No audiences yet.</p>}
+        empty={
+          <EmptyState title="No audiences yet.">
+            {canWrite ? 'Build one below: ' : ''}e.g. everyone who completed an order in the last 30 days.
+          </EmptyState>
+        }
       >
         <TableScroll label="Audience list">
           <table>
@@ -70,7 +79,11 @@ export function Audiences() {
         error={traits.error}
         items={traits.data?.computedTraits}
         what="computed traits"
-        empty={<p className="card">No computed traits yet.</p>}
+        empty={
+          <EmptyState title="No computed traits yet.">
+            {canWrite ? 'Define one below: ' : ''}e.g. each user's number of orders in the last 30 days.
+          </EmptyState>
+        }
       >
         <TableScroll label="Computed trait list">
           <table>
@@ -152,7 +165,9 @@ function AudienceRow({ audience, destinations }: { audience: Audience; destinati
   return (
     <>
       <tr>
-        <td>{audience.name}</td>
+        <td>
+          <Link to={`/audiences/${audience.id}`}>{audience.name}</Link>
+        </td>
         <td>
           <code>{audience.key}</code>
         </td>

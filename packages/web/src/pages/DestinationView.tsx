@@ -1,62 +1,168 @@
-import {
-  DELIVERY_STATUSES,
-  type Delivery,
-  type DeliveryStatus,
-  MESSAGE_TYPES,
-  type MessageType,
-} from '@sluice/server/api'
+import type { Destination, SavedDestination } from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { type FormEvent, useState } from 'react'
+import { useEffect, useState } from 'react'
+import { ApiError } from '../api/client.ts'
 import { changes, keys, queries } from '../api/queries.ts'
+import { Deliveries } from '../components/Deliveries.tsx'
 import { DeliveryCharts } from '../components/DeliveryCharts.tsx'
+import { DestinationForm } from '../components/DestinationForm.tsx'
 import { TestEvent } from '../components/TestEvent.tsx'
+import { attemptsByUrl } from '../model/url-attempts.ts'
+import { navigate } from '../router.ts'
 import { useCanWrite } from '../session.ts'
-import { CodeBlock, formatTime, Link, StatusBadge } from '../ui/content.tsx'
-import { ErrorBox, FieldError } from '../ui/errors.tsx'
-import { Select, TextField } from '../ui/fields.tsx'
-import { ListStates, Loading } from '../ui/lists.tsx'
+import { formatTime, Link } from '../ui/content.tsx'
+import { ConfirmButton } from '../ui/dialog.tsx'
+import { ErrorBox } from '../ui/errors.tsx'
+import { AdminOnly, Loading, TableScroll } from '../ui/lists.tsx'
+import { NotFound } from './NotFound.tsx'
 
-/** Filter choices; the empty one is "Any". */
-const STATUSES = ['', ...DELIVERY_STATUSES] as const
-/** Track, the commonest call, first. */
-const TYPES = ['', 'track', ...MESSAGE_TYPES.filter((type) => type !== 'track')] as const
-const anyWhenEmpty = (option: string) => option || 'Any'
+/** Destinations just saved in this page load, with the save's warnings: told once on their page. */
+const justSaved = new Map<string, { created: boolean; warnings: NonNullable<SavedDestination['warnings']> }>()
 
-interface Filters {
-  status: DeliveryStatus | ''
-  type: MessageType | ''
-  userId: string
-  since: string
-  until: string
+/** Says on the destination's page that it was saved, with the warnings (URLs Sluice will refuse to dial). */
+export function rememberSaved(saved: SavedDestination, created: boolean): void {
+  justSaved.set(saved.id, { created, warnings: saved.warnings ?? [] })
 }
 
-/** A `datetime-local` value (local time) as ISO 8601 UTC, or undefined when empty. */
-function isoFromLocal(value: string): string | undefined {
-  return value ? new Date(value).toISOString() : undefined
+/** The save to tell of on this page, once: leaving the page and coming back shows it no more. */
+function useJustSaved(id: string) {
+  const [saved] = useState(() => justSaved.get(id))
+  useEffect(() => {
+    justSaved.delete(id)
+  }, [id])
+  return saved
 }
 
-export function DestinationView({ id }: { id: string }) {
+/** The counters shown, in order; filtered and sampled-out calls got no delivery. */
+const STAT_LABELS = [
+  ['delivered', 'Delivered'],
+  ['retrying', 'Retrying'],
+  ['pending', 'Pending'],
+  ['failed', 'Failed'],
+  ['filtered', 'Filtered out'],
+  ['sampledOut', 'Sampled out'],
+] as const
+
+/** Deliveries read to count each URL's recent attempts. */
+const RECENT_DELIVERIES = 200
+
+/** `/destinations/:id` and `/destinations/:id/edit`. */
+export function DestinationView({ id, edit = false }: { id: string; edit?: boolean }) {
+  const destination = useQuery({ ...queries.destination(id), refetchInterval: 5_000 })
+  if (destination.isPending) return <Loading what="the destination" />
+  if (destination.error) return <NotFoundOr error={destination.error} />
+  return edit ? (
+    <EditDestination destination={destination.data} />
+  ) : (
+    <Overview destination={destination.data} />
+  )
+}
+
+function NotFoundOr({ error }: { error: unknown }) {
+  if (error instanceof ApiError && error.status === 404) {
+    return <NotFound what="Destination" back={{ to: '/destinations', label: 'Back to Destinations' }} />
+  }
+  return (
+    <section>
+      <p>
+        <Link to="/destinations">← Destinations</Link>
+      </p>
+      <ErrorBox error={error} />
+    </section>
+  )
+}
+
+function EditDestination({ destination }: { destination: Destination }) {
+  const canWrite = useCanWrite()
+  return (
+    <section>
+      <p>
+        <Link to={`/destinations/${destination.id}`}>← {destination.name}</Link>
+      </p>
+      <h1>Edit {destination.name}</h1>
+      {canWrite ? (
+        <DestinationForm
+          destination={destination}
+          onSaved={(saved) => {
+            rememberSaved(saved, false)
+            navigate(`/destinations/${saved.id}`)
+          }}
+        />
+      ) : (
+        <AdminOnly what="Changing a destination" />
+      )}
+    </section>
+  )
+}
+
+function Overview({ destination: data }: { destination: Destination }) {
   const canWrite = useCanWrite()
   const queryClient = useQueryClient()
-  const destination = useQuery({ ...queries.destination(id), refetchInterval: 5_000 })
+  const id = data.id
   const toggle = useMutation({
     mutationFn: (enabled: boolean) => changes.updateDestination(id, { enabled }),
     onSuccess: (updated) => queryClient.setQueryData(keys.destination(id), updated),
   })
-  if (destination.isPending) return <Loading what="the destination" />
-  if (destination.error) return <ErrorBox error={destination.error} />
-  const { data } = destination
+  const saved = useJustSaved(id)
   const { stats } = data
   return (
     <section>
       <p>
         <Link to="/destinations">← Destinations</Link>
       </p>
-      <h1>{data.name}</h1>
+      <div className="page-head">
+        <h1>
+          {data.name}{' '}
+          <span className={`badge badge-${data.enabled ? 'live' : 'disabled'}`}>
+            {data.enabled ? 'Enabled' : 'Disabled'}
+          </span>
+        </h1>
+        {canWrite && (
+          <div className="row-actions">
+            <Link to={`/destinations/${id}/edit`} className="button">
+              Edit
+            </Link>
+            <button type="button" className="secondary" onClick={() => toggle.mutate(!data.enabled)}>
+              {data.enabled ? 'Disable' : 'Enable'}
+            </button>
+            <ConfirmButton
+              label="Delete destination"
+              title={`Delete the destination ${data.name}?`}
+              confirmLabel="Delete"
+              onConfirm={async () => {
+                await changes.deleteDestination(id)
+                queryClient.removeQueries({ queryKey: keys.destination(id) })
+                await queryClient.invalidateQueries({ queryKey: keys.destinations })
+                navigate('/destinations')
+              }}
+            >
+              <p>
+                Nothing more is sent to its URLs, and its deliveries and their attempts are deleted. This
+                cannot be undone.
+              </p>
+            </ConfirmButton>
+          </div>
+        )}
+      </div>
+      <ErrorBox error={toggle.error} />
+      {saved && (
+        <div className="card notice" role="status">
+          <h2>{saved.created ? 'Webhooks saved' : 'Changes saved'}</h2>
+          <p>
+            {data.enabled ? 'Enabled: calls of its sources are sent from now on.' : 'Saved, disabled.'}{' '}
+            {saved.created && 'Try it with "Send test event".'}
+          </p>
+          {saved.warnings.map((warning) => (
+            <p key={warning.field} className="warning" role="alert">
+              {warning.message}
+            </p>
+          ))}
+        </div>
+      )}
       <dl className="stats">
-        {(['delivered', 'retrying', 'pending', 'failed'] as const).map((key) => (
+        {STAT_LABELS.map(([key, label]) => (
           <div key={key}>
-            <dt>{key[0]!.toUpperCase() + key.slice(1)}</dt>
+            <dt>{label}</dt>
             <dd>{stats[key].toLocaleString()}</dd>
           </div>
         ))}
@@ -67,268 +173,191 @@ export function DestinationView({ id }: { id: string }) {
           </dd>
         </div>
       </dl>
-      <div className="card">
-        <h2>Settings</h2>
-        <p>
-          {data.enabled ? 'Enabled' : 'Disabled'} · signature {data.settings.sharedSecretSet ? 'on' : 'off'} ·{' '}
-          {data.sourceIds.length} source{data.sourceIds.length === 1 ? '' : 's'}
-        </p>
-        <ul>
-          {data.settings.webhooks.map((webhook) => (
-            <li key={webhook.url}>
-              <code>{webhook.url}</code>
-              {Object.entries(webhook.headers).map(([name, value]) => (
-                <span key={name} className="header-pill">
-                  {/* Typed unknown: the response types drop a map's value type (headers are strings). */}
-                  {name}: {String(value)}
-                </span>
-              ))}
-            </li>
-          ))}
-        </ul>
-        {canWrite && (
-          <div className="row-actions">
-            <button type="button" className="secondary" onClick={() => toggle.mutate(!data.enabled)}>
-              {data.enabled ? 'Disable' : 'Enable'}
-            </button>
-            <TestEvent destinationId={id} />
-          </div>
-        )}
-        <ErrorBox error={toggle.error} />
+      <div className="two-columns">
+        <ConnectedSources destination={data} />
+        <div className="card">
+          <h2>Signature</h2>
+          <p>
+            {data.settings.sharedSecretSet
+              ? 'Signed: each request carries X-Signature (HMAC-SHA1 of the body with the shared secret).'
+              : 'Unsigned: no shared secret is set.'}
+          </p>
+          {canWrite && <TestEvent destinationId={id} />}
+        </div>
       </div>
+      <PolicySummary destination={data} />
+      <UrlList destination={data} />
       <DeliveryCharts destinationId={id} />
       <Deliveries destinationId={id} />
     </section>
   )
 }
 
-function Deliveries({ destinationId }: { destinationId: string }) {
-  const canWrite = useCanWrite()
-  const queryClient = useQueryClient()
-  const [filters, setFilters] = useState<Filters>({ status: '', type: '', userId: '', since: '', until: '' })
-  const [selected, setSelected] = useState<number | null>(null)
-  const [replaySince, setReplaySince] = useState('')
-  const deliveries = useQuery({
-    ...queries.deliveries(destinationId, {
-      limit: 50,
-      status: filters.status || undefined,
-      type: filters.type || undefined,
-      userId: filters.userId.trim() || undefined,
-      since: isoFromLocal(filters.since),
-      until: isoFromLocal(filters.until),
-    }),
-    refetchInterval: 3_000,
-  })
-  const replayAll = useMutation({
-    mutationFn: () =>
-      changes.replayDeliveries(destinationId, { status: 'failed', since: isoFromLocal(replaySince) }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.deliveries(destinationId) }),
-  })
-  const set =
-    <Key extends keyof Filters>(key: Key) =>
-    (value: Filters[Key]) =>
-      setFilters({ ...filters, [key]: value })
-  const list = deliveries.data?.deliveries ?? []
-  const current = list.find((delivery) => delivery.id === selected)
+/** What the destination gets, as saved: its subscription, filters, mapping and method. */
+function PolicySummary({ destination }: { destination: Destination }) {
+  const { subscription, filters, mapping, method } = destination.settings
+  if (!subscription && !filters?.length && !mapping && (method ?? 'POST') === 'POST') return null
   return (
     <div className="card">
-      <h2>Deliveries</h2>
-      <form className="filters" aria-label="Filter deliveries" onSubmit={(event) => event.preventDefault()}>
-        <Select
-          label="Status"
-          value={filters.status}
-          options={STATUSES}
-          optionLabel={anyWhenEmpty}
-          onChange={set('status')}
-        />
-        <Select
-          label="Type"
-          value={filters.type}
-          options={TYPES}
-          optionLabel={anyWhenEmpty}
-          onChange={set('type')}
-        />
-        <TextField
-          label="User ID"
-          value={filters.userId}
-          onChange={set('userId')}
-          error={deliveries.error}
-          field="/userId"
-        />
-        <TextField
-          label="From"
-          type="datetime-local"
-          value={filters.since}
-          onChange={set('since')}
-          error={deliveries.error}
-          field="/since"
-        />
-        <TextField
-          label="To"
-          type="datetime-local"
-          value={filters.until}
-          onChange={set('until')}
-          error={deliveries.error}
-          field="/until"
-        />
-      </form>
-      <ErrorBox error={deliveries.error} fields={['/userId', '/since', '/until']} />
-      {canWrite && (
-        <ReplayFailed
-          since={replaySince}
-          setSince={setReplaySince}
-          onReplay={() => replayAll.mutate()}
-          pending={replayAll.isPending}
-          error={replayAll.error}
-          replayed={replayAll.data?.replayed}
-        />
-      )}
-      {/* Its error is shown above, with the filters it may be about. */}
-      <ListStates
-        pending={deliveries.isPending}
-        error={null}
-        items={list}
-        what="deliveries"
-        empty={<p className="muted">No deliveries match.</p>}
-      >
-        <div className="deliveries">
-          <table>
-            <caption className="visually-hidden">Deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Delivery</th>
-                <th scope="col">Status</th>
-                <th scope="col">Type</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((delivery) => (
-                <tr key={delivery.id} className={delivery.id === selected ? 'selected' : ''}>
-                  <td>
-                    <button type="button" className="link" onClick={() => setSelected(delivery.id)}>
-                      #{delivery.id}
-                    </button>
-                  </td>
-                  <td>
-                    <StatusBadge status={delivery.status} />
-                  </td>
-                  <td>{delivery.type}</td>
-                  <td>{delivery.attemptCount}</td>
-                  <td>{formatTime(delivery.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {current && <DeliveryDetail delivery={current} />}
-        </div>
-      </ListStates>
+      <h2>What it gets</h2>
+      <dl className="policy-summary">
+        <dt>Subscription</dt>
+        <dd>{subscription ? <code>{subscription}</code> : 'Every call of its sources'}</dd>
+        <dt>Filters</dt>
+        <dd>
+          {filters?.length
+            ? filters.map((filter, index) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: filters have no identity but their position.
+                <div key={index}>
+                  {index + 1}. {filter.action}
+                  {filter.percent !== undefined ? ` ${filter.percent}%` : ''}
+                  {filter.fields ? ` ${filter.fields.join(', ')}` : ''}
+                  {filter.if ? (
+                    <>
+                      {' '}
+                      if <code>{filter.if}</code>
+                    </>
+                  ) : (
+                    ' (every call)'
+                  )}
+                </div>
+              ))
+            : 'None'}
+        </dd>
+        <dt>Body</dt>
+        <dd>
+          {mapping ? 'Mapped (see Edit)' : 'The documented shape'}, sent with {method ?? 'POST'}
+        </dd>
+      </dl>
     </div>
   )
 }
 
-function ReplayFailed(props: {
-  since: string
-  setSince: (value: string) => void
-  onReplay: () => void
-  pending: boolean
-  error: unknown
-  replayed: number | undefined
-}) {
-  const submit = (event: FormEvent) => {
-    event.preventDefault()
-    props.onReplay()
-  }
+function ConnectedSources({ destination }: { destination: Destination }) {
+  const canWrite = useCanWrite()
+  const sources = useQuery(queries.sources())
+  const connected = (sources.data?.sources ?? []).filter((source) =>
+    destination.sourceIds.includes(source.id),
+  )
   return (
-    <form className="inline-form" onSubmit={submit} aria-label="Replay failed deliveries">
-      <TextField
-        label="Replay failed deliveries created since (empty: all)"
-        type="datetime-local"
-        value={props.since}
-        onChange={props.setSince}
-        error={props.error}
-        field="/since"
-      />
-      <button type="submit" disabled={props.pending}>
-        Replay failed
-      </button>
-      {props.replayed !== undefined && <p role="status">{props.replayed} deliveries scheduled again.</p>}
-      <ErrorBox error={props.error} fields={['/since']} />
-    </form>
+    <div className="card">
+      <h2 id="connected-sources">Connected sources</h2>
+      {sources.isPending ? (
+        <Loading what="sources" />
+      ) : connected.length === 0 ? (
+        <p className="muted">
+          No source is connected: nothing is sent here yet.{' '}
+          {canWrite && <Link to={`/destinations/${destination.id}/edit`}>Choose sources</Link>}
+        </p>
+      ) : (
+        <ul aria-labelledby="connected-sources" className="link-list">
+          {connected.map((source) => (
+            <li key={source.id}>
+              <Link to={`/sources/${source.id}`}>{source.name}</Link>
+              {!source.enabled && <span className="muted"> (disabled)</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
   )
 }
 
-function DeliveryDetail({ delivery }: { delivery: Delivery }) {
-  const canWrite = useCanWrite()
-  const queryClient = useQueryClient()
-  const request = useQuery(queries.deliveryRequest(delivery.id))
-  const replay = useMutation({
-    mutationFn: () => changes.replayDelivery(delivery.id),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.deliveries(delivery.destinationId) }),
+/**
+ * A URL's health as the API may report it (`health` on the destination, one entry per URL). Read
+ * defensively: shown when present, and the URL's recent attempts are shown either way.
+ */
+interface UrlHealth {
+  url: string
+  state: 'healthy' | 'failing' | 'disabled'
+  lastError?: string | null
+}
+
+const HEALTH_LABELS: Record<UrlHealth['state'], string> = {
+  healthy: 'Healthy',
+  failing: 'Failing',
+  disabled: 'Disabled',
+}
+
+function UrlList({ destination }: { destination: Destination }) {
+  const recent = useQuery({
+    ...queries.deliveries(destination.id, { limit: RECENT_DELIVERIES }),
+    refetchInterval: 5_000,
   })
-  const final = delivery.status === 'failed' || delivery.status === 'delivered'
-  let pretty = request.data?.body ?? ''
-  try {
-    pretty = JSON.stringify(JSON.parse(pretty), null, 2)
-  } catch {}
+  const byUrl = attemptsByUrl(recent.data?.deliveries ?? [])
+  // The health of each URL once the API reports it (a later version); absent today.
+  const health = (destination as Destination & { health?: UrlHealth[] }).health ?? []
   return (
-    <section className="delivery-detail" aria-label={`Delivery ${delivery.id}`}>
-      <h3>
-        Delivery #{delivery.id} <StatusBadge status={delivery.status} />
-        {delivery.deadLettered && <span className="badge badge-failed">retries ran out</span>}
-      </h3>
+    <div className="card">
+      <h2>URLs</h2>
       <p className="muted">
-        Message <code>{delivery.messageId}</code> · next attempt {formatTime(delivery.nextAttemptAt)}
+        Attempts over the last {RECENT_DELIVERIES} deliveries. A URL that fails while another answers still
+        counts its deliveries as delivered: its failures show here.
       </p>
-      {canWrite && (
-        <p>
-          <button type="button" disabled={!final || replay.isPending} onClick={() => replay.mutate()}>
-            Replay this delivery
-          </button>{' '}
-          {!final && <span className="muted">(already scheduled)</span>}
-          {replay.isSuccess && <span role="status">Scheduled again.</span>}
-        </p>
-      )}
-      <ErrorBox error={replay.error} />
-      <h4>Attempts</h4>
-      {delivery.attempts.length === 0 ? (
-        <p className="muted">Not attempted yet.</p>
-      ) : (
-        <ol className="attempts">
-          {delivery.attempts.map((attempt) => (
-            <li
-              key={`${attempt.attemptedAt} ${attempt.url}`}
-              className={attempt.statusCode !== null && attempt.statusCode < 300 ? 'ok' : 'bad'}
-            >
-              <p>
-                <strong>{attempt.statusCode ?? attempt.errorKind ?? 'no answer'}</strong> from{' '}
-                <code>{attempt.url}</code> in {attempt.latencyMs} ms, {formatTime(attempt.attemptedAt)}
-              </p>
-              {attempt.errorText && <p>{attempt.errorText}</p>}
-              {attempt.responseExcerpt && (
-                <CodeBlock label="Response excerpt">{attempt.responseExcerpt}</CodeBlock>
-              )}
-            </li>
-          ))}
-        </ol>
-      )}
-      <h4>Request sent</h4>
-      <ErrorBox error={request.error} />
-      <FieldError error={request.error} field="/id" />
-      {request.data?.requests.map((sent) => (
-        <div key={sent.url}>
-          <p>
-            POST <code>{sent.url}</code>
-          </p>
-          <CodeBlock label={`Headers sent to ${sent.url}`}>
-            {Object.entries(sent.headers)
-              .map(([name, value]) => `${name}: ${value}`)
-              .join('\n')}
-          </CodeBlock>
-        </div>
-      ))}
-      {request.data && <CodeBlock label="Body sent">{pretty}</CodeBlock>}
-    </section>
+      <TableScroll label="URLs and their recent attempts">
+        <table className="url-table">
+          <caption className="visually-hidden">URLs and their recent attempts</caption>
+          <thead>
+            <tr>
+              <th scope="col">URL</th>
+              <th scope="col">State</th>
+              <th scope="col" className="num">
+                Attempts
+              </th>
+              <th scope="col" className="num">
+                Failed
+              </th>
+              <th scope="col">Last error</th>
+            </tr>
+          </thead>
+          <tbody>
+            {destination.settings.webhooks.map((webhook, index) => {
+              const counts = byUrl.get(webhook.url)
+              const state = health.find((each) => each.url === webhook.url)
+              const failing = counts !== undefined && counts.lastError !== null
+              return (
+                <tr key={webhook.url} className={failing ? 'url-failing' : undefined}>
+                  <td>
+                    <span className="muted">URL {index + 1}</span> <code className="url">{webhook.url}</code>
+                    {Object.entries(webhook.headers).map(([name, value]) => (
+                      <span key={name} className="header-pill">
+                        {/* Typed unknown: the response types drop a map's value type (headers are strings). */}
+                        {name}: {String(value)}
+                      </span>
+                    ))}
+                  </td>
+                  <td>
+                    {state ? (
+                      <span className={`badge badge-health-${state.state}`}>
+                        {HEALTH_LABELS[state.state]}
+                      </span>
+                    ) : counts === undefined ? (
+                      <span className="muted">No attempts yet</span>
+                    ) : failing ? (
+                      <span className="badge badge-failed">Last attempt failed</span>
+                    ) : (
+                      <span className="badge badge-delivered">Last attempt succeeded</span>
+                    )}
+                  </td>
+                  <td className="num">{(counts?.attempts ?? 0).toLocaleString()}</td>
+                  <td className="num">{(counts?.failures ?? 0).toLocaleString()}</td>
+                  <td>
+                    {(state?.lastError ?? counts?.lastError) ? (
+                      <>
+                        <span className="error-text">{state?.lastError ?? counts?.lastError}</span>
+                        {counts?.lastAt && <span className="muted"> · {formatTime(counts.lastAt)}</span>}
+                      </>
+                    ) : (
+                      <span className="muted">—</span>
+                    )}
+                  </td>
+                </tr>
+              )
+            })}
+          </tbody>
+        </table>
+      </TableScroll>
+      <ErrorBox error={recent.error} />
+    </div>
   )
 }

@@ -12,9 +12,10 @@ import { errorConcerns } from '../api/client.ts'
 import { changes, keys, queries } from '../api/queries.ts'
 import { useCanWrite } from '../session.ts'
 import { formatTime, StatusBadge } from '../ui/content.tsx'
+import { ConfirmButton } from '../ui/dialog.tsx'
 import { ErrorBox, FieldError } from '../ui/errors.tsx'
 import { CheckboxList, SelectField } from '../ui/fields.tsx'
-import { ListStates, TableScroll } from '../ui/lists.tsx'
+import { EmptyState, ListStates, TableScroll } from '../ui/lists.tsx'
 
 const TYPE_LABELS: Record<RegulationType, string> = {
   DELETE_ONLY: 'Delete: erase stored calls and notify destinations',
@@ -22,6 +23,25 @@ const TYPE_LABELS: Record<RegulationType, string> = {
   SUPPRESS_WITH_DELETE: 'Suppress and delete',
   UNSUPPRESS: 'Unsuppress: accept their calls again',
 }
+
+/** The request types as the list shows them. */
+const TYPE_NAMES: Record<RegulationType, string> = {
+  DELETE_ONLY: 'Delete',
+  SUPPRESS_ONLY: 'Suppress',
+  SUPPRESS_WITH_DELETE: 'Suppress and delete',
+  UNSUPPRESS: 'Unsuppress',
+}
+
+const STATUS_NAMES: Record<RegulationStatus, string> = {
+  INITIALIZED: 'Queued',
+  RUNNING: 'Running',
+  FINISHED: 'Finished',
+  PARTIAL_SUCCESS: 'Partly failed',
+  FAILED: 'Failed',
+}
+
+/** Types that erase stored data: asked again in a dialog before they are sent. */
+const ERASING: ReadonlySet<RegulationType> = new Set(['DELETE_ONLY', 'SUPPRESS_WITH_DELETE'])
 
 const FINAL: ReadonlySet<RegulationStatus> = new Set(['FINISHED', 'PARTIAL_SUCCESS', 'FAILED'])
 
@@ -56,7 +76,12 @@ export function Privacy() {
         error={regulations.error}
         items={regulations.data?.regulations}
         what="requests"
-        empty={<p className="card">No requests yet.</p>}
+        empty={
+          <EmptyState title="No requests yet.">
+            When someone asks to be forgotten, enter their user id above: their stored calls are erased and
+            every destination that got them is told.
+          </EmptyState>
+        }
       >
         <TableScroll label="Requests">
           <table>
@@ -78,11 +103,11 @@ export function Privacy() {
               {regulations.data?.regulations.map((regulation) => (
                 <tr key={regulation.id} data-regulation={regulation.id}>
                   <td>{formatTime(regulation.createdAt)}</td>
-                  <td>{regulation.regulationType}</td>
+                  <td>{TYPE_NAMES[regulation.regulationType]}</td>
                   <td>{regulation.subjectIds.join(', ')}</td>
                   <td>{regulation.sourceIds ? regulation.sourceIds.map(sourceName).join(', ') : 'All'}</td>
                   <td>
-                    <StatusBadge status={regulation.status} />
+                    <StatusBadge status={regulation.status} label={STATUS_NAMES[regulation.status]} />
                   </td>
                   <td>
                     {regulation.destinations.length === 0 ? (
@@ -112,37 +137,39 @@ export function Privacy() {
         error={suppressions.error}
         items={suppressions.data?.suppressions}
         what="suppressions"
-        empty={<p className="card">No user is suppressed.</p>}
+        empty={<EmptyState title="No user is suppressed.">A suppression request above adds one.</EmptyState>}
       >
-        <table>
-          <caption className="visually-hidden">Suppressed users</caption>
-          <thead>
-            <tr>
-              <th scope="col">User ID</th>
-              <th scope="col">Sources</th>
-              <th scope="col">Since</th>
-              {canWrite && (
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {suppressions.data?.suppressions.map((suppression) => (
-              <tr key={`${suppression.userId} ${suppression.sourceId}`}>
-                <td>{suppression.userId}</td>
-                <td>{suppression.sourceId === null ? 'All' : sourceName(suppression.sourceId)}</td>
-                <td>{formatTime(suppression.createdAt)}</td>
+        <TableScroll label="Suppressed user list">
+          <table>
+            <caption className="visually-hidden">Suppressed users</caption>
+            <thead>
+              <tr>
+                <th scope="col">User ID</th>
+                <th scope="col">Sources</th>
+                <th scope="col">Since</th>
                 {canWrite && (
-                  <td>
-                    <LiftButton suppression={suppression} />
-                  </td>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
                 )}
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {suppressions.data?.suppressions.map((suppression) => (
+                <tr key={`${suppression.userId} ${suppression.sourceId}`}>
+                  <td>{suppression.userId}</td>
+                  <td>{suppression.sourceId === null ? 'All' : sourceName(suppression.sourceId)}</td>
+                  <td>{formatTime(suppression.createdAt)}</td>
+                  {canWrite && (
+                    <td>
+                      <LiftButton suppression={suppression} />
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       </ListStates>
     </section>
   )
@@ -168,16 +195,19 @@ function RequestForm({ sources }: { sources: Source[] }) {
   const id = useId()
   const error = create.error
   const usersFailed = errorConcerns(error, '/subjectIds')
+  const subjectIds = userIds
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+  const body: CreateRegulationBody = {
+    regulationType: type,
+    subjectIds,
+    ...(sourceIds.length > 0 ? { sourceIds } : {}),
+  }
+  const send = () => create.mutateAsync(body).then(() => setUserIds(''))
   const submit = (event: FormEvent) => {
     event.preventDefault()
-    const subjectIds = userIds
-      .split('\n')
-      .map((line) => line.trim())
-      .filter((line) => line !== '')
-    create.mutate(
-      { regulationType: type, subjectIds, ...(sourceIds.length > 0 ? { sourceIds } : {}) },
-      { onSuccess: () => setUserIds('') },
-    )
+    if (!ERASING.has(type)) void send().catch(() => {})
   }
   return (
     <form onSubmit={submit} className="card" noValidate aria-labelledby={`${id}-title`}>
@@ -204,7 +234,7 @@ function RequestForm({ sources }: { sources: Source[] }) {
         <p className="hint" id={`${id}-users-hint`}>
           One per line: the calls' userId.
         </p>
-        <FieldError error={error} field="/subjectIds" id={`${id}-users-error`} />
+        <FieldError error={error} field="/subjectIds" id={`${id}-users-error`} label="User IDs" />
       </div>
       <CheckboxList
         legend="Sources"
@@ -222,9 +252,26 @@ function RequestForm({ sources }: { sources: Source[] }) {
           Request {create.data.id} recorded.
         </p>
       )}
-      <button type="submit" disabled={create.isPending}>
-        Create request
-      </button>
+      {ERASING.has(type) ? (
+        <ConfirmButton
+          label="Create request"
+          className=""
+          title={`Erase the data of ${subjectIds.length === 1 ? subjectIds[0] : `${subjectIds.length} users`}?`}
+          confirmLabel="Erase data"
+          // The API's refusal is shown at the field it is about, once the dialog has closed.
+          onConfirm={() => send().catch(() => {})}
+        >
+          <p>
+            Their stored calls and profiles are erased
+            {sourceIds.length > 0 ? ' in the sources chosen' : ' in every source'}, and each destination that
+            got their calls is sent a delete notification. This cannot be undone.
+          </p>
+        </ConfirmButton>
+      ) : (
+        <button type="submit" disabled={create.isPending}>
+          Create request
+        </button>
+      )}
     </form>
   )
 }

@@ -6,7 +6,7 @@ import { useCanWrite } from '../session.ts'
 import { Link } from '../ui/content.tsx'
 import { ErrorBox } from '../ui/errors.tsx'
 import { TextField } from '../ui/fields.tsx'
-import { ListStates } from '../ui/lists.tsx'
+import { EmptyState, ListStates, TableScroll } from '../ui/lists.tsx'
 
 export function Sources() {
   const canWrite = useCanWrite()
@@ -21,39 +21,46 @@ export function Sources() {
         error={sources.error}
         items={sources.data?.sources}
         what="sources"
-        empty={<p className="card">No sources yet{canWrite ? ': create one above.' : '.'}</p>}
+        empty={
+          <EmptyState title="No sources yet.">
+            A source is an app or site that sends calls with its own write key.{' '}
+            {canWrite ? 'Name one above to get its key.' : 'An admin can create one.'}
+          </EmptyState>
+        }
       >
-        <table>
-          <caption className="visually-hidden">Sources with their counts</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col" className="num">
-                Accepted
-              </th>
-              <th scope="col" className="num">
-                Rejected
-              </th>
-              <th scope="col" className="num">
-                Duplicates
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {sources.data?.sources.map((source) => (
-              <tr key={source.id}>
-                <td>
-                  <Link to={`/sources/${source.id}`}>{source.name}</Link>
-                </td>
-                <td>{source.enabled ? 'Enabled' : 'Disabled'}</td>
-                <td className="num">{source.stats.accepted.toLocaleString()}</td>
-                <td className="num">{source.stats.rejected.toLocaleString()}</td>
-                <td className="num">{source.stats.duplicates.toLocaleString()}</td>
+        <TableScroll label="Source list">
+          <table>
+            <caption className="visually-hidden">Sources with their counts</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Status</th>
+                <th scope="col" className="num">
+                  Accepted
+                </th>
+                <th scope="col" className="num">
+                  Rejected
+                </th>
+                <th scope="col" className="num">
+                  Duplicates
+                </th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {sources.data?.sources.map((source) => (
+                <tr key={source.id}>
+                  <td>
+                    <Link to={`/sources/${source.id}`}>{source.name}</Link>
+                  </td>
+                  <td>{source.enabled ? 'Enabled' : 'Disabled'}</td>
+                  <td className="num">{source.stats.accepted.toLocaleString()}</td>
+                  <td className="num">{source.stats.rejected.toLocaleString()}</td>
+                  <td className="num">{source.stats.duplicates.toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       </ListStates>
     </section>
   )

@@ -26,8 +26,9 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
   )
 }
 
-export function StatusBadge({ status }: { status: string }) {
-  return <span className={`badge badge-${status}`}>{status}</span>
+/** A status as a coloured badge; `label` is what it reads (default: the status itself). */
+export function StatusBadge({ status, label }: { status: string; label?: string }) {
+  return <span className={`badge badge-${status}`}>{label ?? status}</span>
 }
 
 export function formatTime(iso: string | null): string {

@@ -1,4 +1,4 @@
-import { ApiError, errorConcerns } from '../api/client.ts'
+import { ApiError, errorConcerns, inFormWords } from '../api/client.ts'
 
 /** The API's error for one field (matched by JSON pointer prefix), shown next to that field. */
 export function FieldError({
@@ -6,17 +6,20 @@ export function FieldError({
   field,
   id,
   exact = false,
+  label,
 }: {
   error: unknown
   field: string
   id?: string
   /** Only an error about exactly this field, not about one inside it. */
   exact?: boolean
+  /** The field's label, which replaces the API's name for it in the message. */
+  label?: string
 }) {
   if (!(error instanceof ApiError) || !errorConcerns(error, field, exact)) return null
   return (
     <p className="field-error" role="alert" id={id}>
-      {error.message}
+      {inFormWords(error, label)}
     </p>
   )
 }

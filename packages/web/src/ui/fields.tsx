@@ -1,4 +1,4 @@
-import { type ReactNode, useId } from 'react'
+import { type ReactNode, useId, useState } from 'react'
 import { errorConcerns } from '../api/client.ts'
 import { FieldError } from './errors.tsx'
 
@@ -16,7 +16,10 @@ export function TextField(props: {
 }) {
   const id = useId()
   const errorId = `${id}-error`
-  const failed = props.field !== undefined && errorConcerns(props.error, props.field)
+  // An error is about what was sent: once the field is edited, it no longer describes what is there.
+  const [editedPast, setEditedPast] = useState<unknown>(null)
+  const error = props.error === editedPast ? undefined : props.error
+  const failed = props.field !== undefined && errorConcerns(error, props.field)
   return (
     <div className="field">
       <label htmlFor={id}>{props.label}</label>
@@ -28,10 +31,13 @@ export function TextField(props: {
         autoComplete={props.autoComplete}
         aria-invalid={failed || undefined}
         aria-describedby={failed ? errorId : undefined}
-        onChange={(event) => props.onChange(event.target.value)}
+        onChange={(event) => {
+          if (failed) setEditedPast(props.error)
+          props.onChange(event.target.value)
+        }}
       />
       {props.hint && <p className="hint">{props.hint}</p>}
-      {props.field && <FieldError error={props.error} field={props.field} id={errorId} />}
+      {props.field && <FieldError error={error} field={props.field} id={errorId} label={props.label} />}
     </div>
   )
 }
@@ -89,7 +95,7 @@ export function SelectField<Value extends string>(
       >
         <Options options={props.options} optionLabel={props.optionLabel} />
       </select>
-      {props.field && <FieldError error={props.error} field={props.field} />}
+      {props.field && <FieldError error={props.error} field={props.field} label={props.label} />}
     </div>
   )
 }
@@ -134,7 +140,7 @@ export function CheckboxList({
           {item.name}
         </label>
       ))}
-      <FieldError error={error} field={field} />
+      <FieldError error={error} field={field} label={legend.replace(/^\d+\.\s*/, '')} />
     </fieldset>
   )
 }

@@ -44,3 +44,25 @@ export function TableScroll({ label, children }: { label: string; children: Reac
     </section>
   )
 }
+
+/** What a viewer sees where a page or form is for admins only. */
+export function AdminOnly({ what }: { what: string }) {
+  return (
+    <div className="card notice" role="note">
+      <p>
+        <strong>{what} is for admins only.</strong> You are signed in with a viewer token, which reads
+        everything but cannot change anything. Ask an admin, or sign in with an admin token.
+      </p>
+    </div>
+  )
+}
+
+/** A list with nothing in it yet: what it is for, and what to do next. */
+export function EmptyState({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="card empty-state">
+      <p className="empty-title">{title}</p>
+      {children && <div className="muted">{children}</div>}
+    </div>
+  )
+}

@@ -13,7 +13,7 @@ import type {
   NewComputedTrait,
   ProfileStore,
 } from '../../domain/profile-store.ts'
-import type { Profile, ProfileEvent, ProfileIdentity } from '../../domain/profiles.ts'
+import type { Profile, ProfileEvent, ProfileIdentities, ProfileIdentity } from '../../domain/profiles.ts'
 import { newId } from '../../lib/ids.ts'
 import {
   type ComputationClass,
@@ -177,6 +177,34 @@ export class ProfilesCore implements ProfileStore {
 
   async computationSize(id: string): Promise<number> {
     return this.#sql.computations.size(id)
+  }
+
+  async listComputationHolders(
+    id: string,
+    page: { limit: number; after?: string | undefined },
+  ): Promise<string[]> {
+    return this.#sql.computations.holders(id, page.after ?? null, page.limit)
+  }
+
+  async profileIdentities(profileIds: string[]): Promise<ProfileIdentities[]> {
+    if (profileIds.length === 0) return []
+    const rows = await this.#sql.profiles.identitiesOf(profileIds)
+    const of = (profileId: string, kind: IdentityKind) =>
+      rows
+        .filter((row) => row.profile_id === profileId && row.kind === kind)
+        .map((row) => row.value)
+        .sort()
+    return profileIds
+      .filter((profileId) => rows.some((row) => row.profile_id === profileId))
+      .map((profileId) => ({
+        profileId,
+        userIds: of(profileId, 'user'),
+        anonymousIds: of(profileId, 'anonymous'),
+      }))
+  }
+
+  async searchProfiles(text: string, limit: number): Promise<string[]> {
+    return this.#sql.profiles.search(text, limit)
   }
 
   async evaluateComputations(

@@ -125,6 +125,8 @@ export interface ComputationsSql {
   markLive(ids: string[]): Awaitable<void>
   /** How many profiles have a value (for an audience: members). */
   size(id: string): Awaitable<number>
+  /** Up to `limit` ids of profiles with a value (for an audience: members) after `afterId`, by id. */
+  holders(id: string, afterId: string | null, limit: number): Awaitable<string[]>
   /** Queues these profiles (again). */
   markDirty(profileIds: string[]): Awaitable<void>
   /** Profiles with a call of `event` timestamped in (`after`, `upTo`]: those a window edge passed. */

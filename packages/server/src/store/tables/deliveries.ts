@@ -22,7 +22,7 @@ import type { StoredMessageType } from '../../domain/messages.ts'
 import { type AttemptRow, toAttempt } from './attempts.ts'
 import type { Awaitable, Flag } from './sql-types.ts'
 
-/** A delivery joined with its message's source_id, message_id and type. */
+/** A delivery joined with its message's source_id, message_id, type and payload (for its userId and event). */
 export interface DeliveryRow {
   id: number
   destination_id: string
@@ -38,6 +38,7 @@ export interface DeliveryRow {
   source_id: string
   message_id: string
   type: string
+  payload: string
 }
 
 /** A delivery just leased, with its message's payload, source and receive time. */
@@ -130,6 +131,20 @@ export type RecordOutcomesSql = (
 
 const parseUrls = (text: string | null): string[] => (text ? (JSON.parse(text) as string[]) : [])
 
+/** The message's userId and its event (a track call's) or name (a page or screen call's), read from its payload. */
+function whoAndWhat(payload: string): { userId: string | null; event: string | null } {
+  let message: Record<string, unknown>
+  try {
+    message = JSON.parse(payload) as Record<string, unknown>
+  } catch {
+    // Stored calls are JSON; anything else names nobody.
+    return { userId: null, event: null }
+  }
+  const text = (value: unknown) =>
+    typeof value === 'string' || typeof value === 'number' ? String(value) : null
+  return { userId: text(message?.userId), event: text(message?.event) ?? text(message?.name) }
+}
+
 /** Claimed deliveries in id order (the order they were created in). */
 export function toClaimedDeliveries(destinationId: string, rows: ClaimRow[]): ClaimedDelivery[] {
   return rows
@@ -197,6 +212,7 @@ export function toDeliveries(
       sourceId: row.source_id,
       messageId: row.message_id,
       type: row.type as StoredMessageType,
+      ...whoAndWhat(row.payload),
       status: row.status as DeliveryStatus,
       deadLettered: Boolean(row.dead_lettered),
       attemptCount: row.attempt_count,

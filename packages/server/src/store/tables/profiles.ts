@@ -91,6 +91,8 @@ export interface ProfilesSql {
   profiles(ids: string[]): Awaitable<ProfileRow[]>
   /** Up to `limit` profiles with ids after `afterId` (from the first when null), by id. */
   page(afterId: string | null, limit: number): Awaitable<ProfileRow[]>
+  /** Up to `limit` ids of profiles with a userId or anonymousId containing `text`, by id. */
+  search(text: string, limit: number): Awaitable<string[]>
   /** The profile's id, or the id it was merged into, or undefined. */
   resolve(id: string): Awaitable<string | undefined>
   /** False (and nothing written) when the cursor's version moved since it was read. */

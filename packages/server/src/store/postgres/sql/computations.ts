@@ -111,6 +111,14 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
           [pgText(id)],
         )
       )[0]!.n,
+    holders: async (id, afterId, limit) =>
+      (
+        await db.query<{ profile_id: string }>(
+          `SELECT profile_id FROM computed_values WHERE computation_id = $1 AND ($2::text IS NULL OR profile_id > $2)
+           ORDER BY profile_id LIMIT $3`,
+          [pgText(id), afterId === null ? null : pgText(afterId), limit],
+        )
+      ).map((row) => row.profile_id),
     async markDirty(profileIds) {
       await db.run(
         `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT unnest($1::text[]), 1

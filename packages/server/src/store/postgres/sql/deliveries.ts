@@ -8,7 +8,7 @@ import type { PostgresDatabase } from '../database.ts'
  */
 export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
   const withMessage =
-    'SELECT d.*, m.source_id, m.message_id, m.type FROM deliveries d JOIN messages m ON m.pk = d.message_pk'
+    'SELECT d.*, m.source_id, m.message_id, m.type, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk'
   return {
     async release(ids) {
       await db.query('UPDATE deliveries SET lease_until = NULL WHERE id = ANY($1::bigint[])', [ids])

@@ -40,6 +40,14 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
         afterId === null ? null : pgText(afterId),
         limit,
       ]),
+    search: async (text, limit) =>
+      (
+        await db.query<{ profile_id: string }>(
+          `SELECT DISTINCT profile_id FROM profile_identities WHERE strpos(value, $1) > 0
+           ORDER BY profile_id LIMIT $2`,
+          [pgText(text), limit],
+        )
+      ).map((row) => row.profile_id),
     resolve: async (id) =>
       (
         await db.query<{ id: string }>(

@@ -88,6 +88,15 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
     size: (id) =>
       (db.sql('SELECT count(*) AS n FROM computed_values WHERE computation_id = ?').get(id) as { n: number })
         .n,
+    holders: (id, afterId, limit) =>
+      all<{ profile_id: string }>(
+        `SELECT profile_id FROM computed_values WHERE computation_id = ? AND (? IS NULL OR profile_id > ?)
+         ORDER BY profile_id LIMIT ?`,
+        id,
+        afterId,
+        afterId,
+        limit,
+      ).map((row) => row.profile_id),
     markDirty(profileIds) {
       run(QUEUE_PROFILES, JSON.stringify(profileIds))
     },

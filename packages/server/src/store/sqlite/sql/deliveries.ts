@@ -5,7 +5,7 @@ import type { SqliteDatabase } from '../database.ts'
 /** deliveries, outside ingest (ingest.ts), claims (claim-deliveries.ts) and outcomes (record-outcomes.ts). */
 export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
   const withMessage =
-    'SELECT d.*, m.source_id, m.message_id, m.type FROM deliveries d JOIN messages m ON m.pk = d.message_pk'
+    'SELECT d.*, m.source_id, m.message_id, m.type, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk'
   return {
     release(ids) {
       db.sql('UPDATE deliveries SET lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))').run(

@@ -50,6 +50,13 @@ export function sqliteProfiles(db: SqliteDatabase): ProfilesSql {
         afterId,
         limit,
       ),
+    search: (text, limit) =>
+      all<{ profile_id: string }>(
+        `SELECT DISTINCT profile_id FROM profile_identities WHERE instr(value, ?) > 0
+         ORDER BY profile_id LIMIT ?`,
+        text,
+        limit,
+      ).map((row) => row.profile_id),
     resolve: (id) =>
       (
         db

@@ -1,0 +1,285 @@
+/**
+ * The Webhooks form, for a new destination (Catalog → Webhooks) and for changing a saved one ("Edit"):
+ * name, sources, up to 5 URLs each with static headers, the shared secret, enabled. When editing, the
+ * form starts from the saved values; the secret is never shown, and left empty it stays as it is.
+ * Every field shows the API's error about it, in the form's own words.
+ */
+import type { Destination, SavedDestination } from '@sluice/server/api'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { type FormEvent, useId, useState } from 'react'
+import { changes, keys, queries } from '../api/queries.ts'
+import { mappingProblem, type PolicyDraft, policyDraft, toPolicySettings } from '../model/delivery-policy.ts'
+import { Link } from '../ui/content.tsx'
+import { ErrorBox, FieldError } from '../ui/errors.tsx'
+import { CheckboxList, TextField } from '../ui/fields.tsx'
+import { Loading } from '../ui/lists.tsx'
+import { DeliveryPolicyEditor } from './DeliveryPolicyEditor.tsx'
+
+export const MAX_URLS = 5
+
+interface HeaderRow {
+  name: string
+  value: string
+}
+interface UrlRow {
+  url: string
+  headers: HeaderRow[]
+}
+
+/** The saved URLs as the form edits them (header values are strings; the response types say unknown). */
+function rowsOf(destination: Destination | undefined): UrlRow[] {
+  if (!destination) return [{ url: '', headers: [] }]
+  return destination.settings.webhooks.map((webhook) => ({
+    url: webhook.url,
+    headers: Object.entries(webhook.headers).map(([name, value]) => ({ name, value: String(value) })),
+  }))
+}
+
+export function DestinationForm({
+  destination,
+  onSaved,
+}: {
+  /** The saved destination to change; none: a new one. */
+  destination?: Destination
+  onSaved: (saved: SavedDestination) => void
+}) {
+  const queryClient = useQueryClient()
+  const sources = useQuery(queries.sources())
+  const editing = destination !== undefined
+  const [name, setName] = useState(destination?.name ?? 'Webhooks')
+  const [sourceIds, setSourceIds] = useState<string[]>(destination?.sourceIds ?? [])
+  const [urls, setUrls] = useState<UrlRow[]>(() => rowsOf(destination))
+  const [secret, setSecret] = useState('')
+  const [removeSecret, setRemoveSecret] = useState(false)
+  const [enabled, setEnabled] = useState(destination?.enabled ?? true)
+  const [policy, setPolicy] = useState<PolicyDraft>(() => policyDraft(destination?.settings))
+  const secretSet = destination?.settings.sharedSecretSet ?? false
+  const save = useMutation({
+    mutationFn: () => {
+      const webhooks = urls.map((row) => ({
+        url: row.url.trim(),
+        headers: Object.fromEntries(
+          row.headers.filter((h) => h.name.trim()).map((h) => [h.name.trim(), h.value]),
+        ),
+      }))
+      if (!editing) {
+        return changes.createDestination({
+          name,
+          type: 'webhooks',
+          enabled,
+          sourceIds,
+          settings: {
+            webhooks,
+            sharedSecret: secret === '' ? null : secret,
+            ...toPolicySettings(policy, false),
+          },
+        })
+      }
+      // Left empty, the secret is not sent: the API keeps it.
+      const sharedSecret = removeSecret
+        ? { sharedSecret: null }
+        : secret === ''
+          ? {}
+          : { sharedSecret: secret }
+      return changes.updateDestination(destination.id, {
+        name,
+        enabled,
+        sourceIds,
+        settings: { webhooks, ...sharedSecret, ...toPolicySettings(policy, true) },
+      })
+    },
+    onSuccess: (saved) => {
+      queryClient.setQueryData(keys.destination(saved.id), saved)
+      void queryClient.invalidateQueries({ queryKey: keys.destinations })
+      onSaved(saved)
+    },
+  })
+  const updateUrl = (index: number, change: Partial<UrlRow>) =>
+    setUrls(urls.map((row, at) => (at === index ? { ...row, ...change } : row)))
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    // A mapping that is not JSON is shown at its field; nothing is sent until it is.
+    if (mappingProblem(policy.mapping) === null) save.mutate()
+  }
+  const error = save.error
+  return (
+    <form
+      onSubmit={submit}
+      className="wizard"
+      noValidate
+      aria-label={editing ? 'Edit destination' : undefined}
+    >
+      <fieldset className="card">
+        <legend>1. Name</legend>
+        <TextField label="Destination name" value={name} onChange={setName} error={error} field="/name" />
+      </fieldset>
+      <CheckboxList
+        legend="2. Sources"
+        className="card"
+        items={sources.data?.sources ?? []}
+        chosen={sourceIds}
+        onChange={setSourceIds}
+        error={error}
+        field="/sourceIds"
+      >
+        <p className="hint">The calls of the sources chosen are sent to this destination.</p>
+        {sources.isPending && <Loading what="sources" />}
+        {sources.data?.sources.length === 0 && (
+          <p>
+            No sources yet: <Link to="/sources">create one</Link> first.
+          </p>
+        )}
+      </CheckboxList>
+      <fieldset className="card">
+        <legend>3. URLs (up to {MAX_URLS})</legend>
+        <p className="hint">
+          Each call is sent to every URL until one answers with 2xx. Headers are sent with their URL only.
+        </p>
+        {urls.map((row, index) => (
+          <UrlEditor
+            // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their position.
+            key={index}
+            index={index}
+            row={row}
+            error={error}
+            onChange={(change) => updateUrl(index, change)}
+            onRemove={urls.length > 1 ? () => setUrls(urls.filter((_, at) => at !== index)) : undefined}
+          />
+        ))}
+        <FieldError error={error} field="/settings/webhooks" exact label="URLs" />
+        {urls.length < MAX_URLS && (
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => setUrls([...urls, { url: '', headers: [] }])}
+          >
+            Add URL
+          </button>
+        )}
+      </fieldset>
+      <fieldset className="card">
+        <legend>4. Signature</legend>
+        <TextField
+          label="Shared secret"
+          type="password"
+          autoComplete="new-password"
+          value={secret}
+          onChange={(value) => {
+            setSecret(value)
+            if (value !== '') setRemoveSecret(false)
+          }}
+          error={error}
+          field="/settings/sharedSecret"
+          hint={
+            secretSet
+              ? 'A secret is set and is not shown. Leave this empty to keep it, or type a new one to replace it.'
+              : 'Optional. Each request then carries X-Signature: the hex HMAC-SHA1 of the body with this secret.'
+          }
+        />
+        {secretSet && (
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={removeSecret}
+              onChange={(event) => {
+                setRemoveSecret(event.target.checked)
+                if (event.target.checked) setSecret('')
+              }}
+            />{' '}
+            Remove the secret: send requests unsigned
+          </label>
+        )}
+      </fieldset>
+      <fieldset className="card">
+        <legend>5. Enable</legend>
+        <label className="check">
+          <input type="checkbox" checked={enabled} onChange={(event) => setEnabled(event.target.checked)} />{' '}
+          Enabled: send data as soon as it is saved
+        </label>
+      </fieldset>
+      <DeliveryPolicyEditor draft={policy} onChange={setPolicy} error={error} sourceIds={sourceIds} />
+      <ErrorBox error={error} fields={['/name', '/sourceIds', '/settings']} />
+      <div className="row-actions">
+        <button type="submit" disabled={save.isPending}>
+          {editing ? 'Save changes' : 'Save destination'}
+        </button>
+        {editing && (
+          <Link to={`/destinations/${destination.id}`} className="button secondary">
+            Cancel
+          </Link>
+        )}
+      </div>
+    </form>
+  )
+}
+
+function UrlEditor(props: {
+  index: number
+  row: UrlRow
+  error: unknown
+  onChange: (change: Partial<UrlRow>) => void
+  onRemove: (() => void) | undefined
+}) {
+  const { index, row, error, onChange } = props
+  const id = useId()
+  const field = `/settings/webhooks/${index}`
+  const setHeader = (at: number, change: Partial<HeaderRow>) =>
+    onChange({ headers: row.headers.map((header, i) => (i === at ? { ...header, ...change } : header)) })
+  return (
+    <div className="url-editor">
+      <TextField
+        label={`URL ${index + 1}`}
+        type="url"
+        placeholder="https://example.com/hooks/sluice"
+        value={row.url}
+        onChange={(url) => onChange({ url })}
+        error={error}
+        field={`${field}/url`}
+      />
+      {row.headers.map((header, at) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: header rows have no identity but their position.
+        <div className="header-row" key={at}>
+          <label htmlFor={`${id}-h${at}-name`}>
+            Header name <span className="visually-hidden">{`${at + 1} of URL ${index + 1}`}</span>
+          </label>
+          <input
+            id={`${id}-h${at}-name`}
+            value={header.name}
+            placeholder="Authorization"
+            onChange={(event) => setHeader(at, { name: event.target.value })}
+          />
+          <label htmlFor={`${id}-h${at}-value`}>
+            Header value <span className="visually-hidden">{`${at + 1} of URL ${index + 1}`}</span>
+          </label>
+          <input
+            id={`${id}-h${at}-value`}
+            value={header.value}
+            onChange={(event) => setHeader(at, { value: event.target.value })}
+          />
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => onChange({ headers: row.headers.filter((_, i) => i !== at) })}
+          >
+            Remove header
+          </button>
+        </div>
+      ))}
+      <FieldError error={error} field={`${field}/headers`} label={`The headers of URL ${index + 1}`} />
+      <div className="row-actions">
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => onChange({ headers: [...row.headers, { name: '', value: '' }] })}
+        >
+          Add header to URL {index + 1}
+        </button>
+        {props.onRemove && (
+          <button type="button" className="secondary" onClick={props.onRemove}>
+            Remove URL {index + 1}
+          </button>
+        )}
+      </div>
+    </div>
+  )
+}

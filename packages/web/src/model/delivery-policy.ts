@@ -1,0 +1,95 @@
+/**
+ * What a destination gets, as the destination form edits it: the subscription, the filters, the
+ * mapping (as JSON text) and the method; `toPolicySettings` makes the settings the API takes. Plain
+ * TypeScript without React or the DOM: unit-tested under Node (packages/web/test).
+ */
+import type { DeliveryPolicySettings, FilterAction, WebhookMethod } from '@sluice/server/api'
+
+/** One filter as typed: the percent and the fields as text. */
+export interface FilterDraft {
+  if: string
+  action: FilterAction
+  percent: string
+  /** Dot paths, comma-separated. */
+  fields: string
+}
+
+export interface PolicyDraft {
+  subscription: string
+  filters: FilterDraft[]
+  /** The mapping's JSON, as typed; empty: none. */
+  mapping: string
+  method: WebhookMethod
+}
+
+export const emptyFilter = (): FilterDraft => ({ if: '', action: 'drop', percent: '50', fields: '' })
+
+/** The saved settings as the form shows them. */
+export function policyDraft(settings: DeliveryPolicySettings | undefined): PolicyDraft {
+  return {
+    subscription: settings?.subscription ?? '',
+    filters: (settings?.filters ?? []).map((filter) => ({
+      if: filter.if ?? '',
+      action: filter.action,
+      percent: filter.percent === undefined ? '50' : String(filter.percent),
+      fields: (filter.fields ?? []).join(', '),
+    })),
+    mapping: settings?.mapping ? JSON.stringify(settings.mapping, null, 2) : '',
+    method: settings?.method ?? 'POST',
+  }
+}
+
+/** The mapping text that is not JSON: why, to be shown at the field before anything is sent. */
+export function mappingProblem(text: string): string | null {
+  if (text.trim() === '') return null
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? null
+      : 'Mapping must be a JSON object, e.g. {"name": {"@path": "$.event"}}.'
+  } catch (error) {
+    return `Mapping is not valid JSON: ${(error as Error).message}`
+  }
+}
+
+/** A percent as typed: a number when it is one, else the text, for the API to point at. */
+function percentOf(text: string): number {
+  const trimmed = text.trim()
+  return (trimmed !== '' && Number.isFinite(Number(trimmed)) ? Number(trimmed) : trimmed) as number
+}
+
+/**
+ * The settings the API takes. A new destination sends only what is set; a saved one sends every
+ * member, `null` for those emptied (which removes them). The mapping must parse (see `mappingProblem`).
+ */
+export function toPolicySettings(draft: PolicyDraft, saved: boolean) {
+  const subscription = draft.subscription.trim()
+  const filters = draft.filters.map((filter) => ({
+    ...(filter.if.trim() === '' ? {} : { if: filter.if.trim() }),
+    action: filter.action,
+    ...(filter.action === 'sample' ? { percent: percentOf(filter.percent) } : {}),
+    ...(filter.action === 'dropFields' || filter.action === 'allowFields'
+      ? {
+          fields: filter.fields
+            .split(',')
+            .map((field) => field.trim())
+            .filter((field) => field !== ''),
+        }
+      : {}),
+  }))
+  const mapping = draft.mapping.trim() === '' ? null : (JSON.parse(draft.mapping) as Record<string, unknown>)
+  if (saved) {
+    return {
+      subscription: subscription === '' ? null : subscription,
+      filters: filters.length === 0 ? null : filters,
+      mapping,
+      method: draft.method,
+    }
+  }
+  return {
+    ...(subscription === '' ? {} : { subscription }),
+    ...(filters.length === 0 ? {} : { filters }),
+    ...(mapping === null ? {} : { mapping }),
+    ...(draft.method === 'POST' ? {} : { method: draft.method }),
+  }
+}
