@@ -35,6 +35,9 @@ import type {
   RegulationList,
   ReplayAnswer,
   ReplayQuery,
+  RotateSecretBody,
+  RotationAnswer,
+  RotationList,
   SavedDestination,
   Session,
   SignInBody,
@@ -58,6 +61,8 @@ export const keys = {
   source: (id: string) => ['sources', id],
   destinations: ['destinations'],
   destination: (id: string) => ['destinations', id],
+  /** A destination's secret rotations (times only). */
+  rotations: (id: string) => ['destinations', id, 'rotations'],
   /** Every page and filter of one destination's deliveries. */
   deliveries: (destinationId: string) => ['deliveries', destinationId],
   deliveryRequest: (deliveryId: number) => ['delivery-request', deliveryId],
@@ -109,6 +114,11 @@ export const queries = {
     queryOptions({ queryKey: keys.destination(id), queryFn: () => get<Destination>(`/destinations/${id}`) }),
   destinationSeries: (id: string, range: SeriesRange) =>
     seriesOf<DestinationSeries>(`/destinations/${id}`, range),
+  rotations: (id: string) =>
+    queryOptions({
+      queryKey: keys.rotations(id),
+      queryFn: () => get<RotationList>(`/destinations/${id}/secrets/rotations`),
+    }),
   deliveries: (destinationId: string, query: DeliveryQuery) => {
     const search = queryString(query)
     return queryOptions({
@@ -181,6 +191,8 @@ export const changes = {
   deleteDestination: (id: string) => send<void>('DELETE', `/destinations/${id}`),
   /** Unsaved settings over the sources' recent calls: what would be sent; nothing is. */
   dryRun: (body: DryRunBody) => send<DryRunAnswer>('POST', '/destinations/dry-run', body),
+  rotateSecret: (destinationId: string, body: RotateSecretBody) =>
+    send<RotationAnswer>('POST', `/destinations/${destinationId}/secrets/rotate`, body),
   sendTestEvent: (destinationId: string) =>
     send<TestSendAnswer>('POST', `/destinations/${destinationId}/test`),
   replayDeliveries: (destinationId: string, query: ReplayQuery) =>
