@@ -67,7 +67,11 @@ describe('the web app: signatures and secret rotation', () => {
     assert.equal(created.status, 201)
     destinationId = created.body.id
     browser = await launchChromium()
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })
+    context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      bypassCSP: true,
+      locale: 'en-US',
+    })
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: sluice.url })
     page = await context.newPage()
     await signIn(page, sluice.url, sluice.adminToken)

@@ -7,7 +7,7 @@ import { GRACE_PERIOD_SECONDS, type RotationAnswer, type SecretKind } from '@slu
 import { useMutation, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useId, useRef, useState } from 'react'
 import { changes, keys } from '../api/queries.ts'
-import { CopyButton } from '../ui/content.tsx'
+import { CopyButton, formatTime } from '../ui/content.tsx'
 import { ErrorBox } from '../ui/errors.tsx'
 import { SelectField } from '../ui/fields.tsx'
 
@@ -73,8 +73,8 @@ export function RotateSecret({
               <div className="confirm-body" role="status">
                 <p>
                   Shown only now: copy it into your receivers' configuration. Until{' '}
-                  {new Date(rotated.rotation.graceEndsAt).toLocaleString()} requests are signed with both the
-                  old and the new secret.
+                  {formatTime(rotated.rotation.graceEndsAt)} requests are signed with both the old and the new
+                  secret.
                 </p>
                 <p className="key-row">
                   <code className="new-token">{rotated.secret}</code>{' '}
