@@ -41,6 +41,8 @@ import type {
 import type {
   createDestinationSchema,
   listDestinationsSchema,
+  listRotationsSchema,
+  rotateSecretSchema,
   updateDestinationSchema,
 } from '../manage/destination-schemas.ts'
 import type { dryRunSchema, savedDryRunSchema } from '../manage/dry-run-schemas.ts'
@@ -77,9 +79,16 @@ export { DELIVERY_STATUSES } from '../domain/deliveries.ts'
 export type {
   DestinationFilter,
   FilterAction,
+  SecretKind,
   WebhookMethod,
 } from '../domain/destinations.ts'
-export { FILTER_ACTIONS, WEBHOOK_METHODS } from '../domain/destinations.ts'
+export {
+  DEFAULT_SIGNING,
+  FILTER_ACTIONS,
+  GRACE_PERIOD_SECONDS,
+  SECRET_KINDS,
+  WEBHOOK_METHODS,
+} from '../domain/destinations.ts'
 export type { OperationalEventType } from '../domain/health-store.ts'
 export { OPERATIONAL_EVENT_TYPES } from '../domain/health-store.ts'
 export type { MessageType, StoredMessageType } from '../domain/messages.ts'
@@ -108,6 +117,7 @@ export type {
   DeliveryPolicySettingsView as DeliveryPolicySettings,
   DestinationView as Destination,
   EndpointHealthView as EndpointHealth,
+  SecretRotationView as SecretRotation,
 } from '../manage/destination-schemas.ts'
 export type { DryRunView as DryRunAnswer } from '../manage/dry-run-schemas.ts'
 export type {
@@ -148,6 +158,9 @@ export type DestinationList = Answer<typeof listDestinationsSchema>
 /** POST /destinations (and PATCH): the destination, with `warnings` about URLs Sluice refuses to dial. */
 export type SavedDestination = Answer<typeof createDestinationSchema, 201>
 export type DestinationSeries = Answer<typeof destinationSeriesSchema>
+/** POST /destinations/{id}/secrets/rotate: the new secret (shown this once) and the rotation. */
+export type RotationAnswer = Answer<typeof rotateSecretSchema>
+export type RotationList = Answer<typeof listRotationsSchema>
 export type DeliveryPage = Answer<typeof listDeliveriesSchema>
 export type ReplayAnswer = Answer<typeof replayDestinationSchema, 202>
 /** GET /destinations/{id}/replays: the destination's replays of stored calls, newest first. */
@@ -187,6 +200,7 @@ export type CreateSourceBody = Body<typeof createSourceSchema>
 export type UpdateSourceBody = Body<typeof updateSourceSchema>
 export type CreateDestinationBody = Body<typeof createDestinationSchema>
 export type UpdateDestinationBody = Body<typeof updateDestinationSchema>
+export type RotateSecretBody = Body<typeof rotateSecretSchema>
 /** POST /destinations/dry-run: unsaved settings over the sources' recent calls. */
 export type DryRunBody = Body<typeof dryRunSchema>
 /** POST /destinations/{id}/dry-run: the window over the destination's recent calls. */

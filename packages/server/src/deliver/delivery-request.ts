@@ -13,6 +13,7 @@ import type { MessageStore } from '../domain/message-store.ts'
 import { RESERVED_HEADER_NAMES } from '../domain/webhook-settings.ts'
 import { prepareBatchRequest, prepareRequest } from './fan-out.ts'
 import { USER_AGENT } from './http-sender.ts'
+import { SHOWN_SIGNATURE_HEADER_NAMES } from './signature-headers.ts'
 
 export interface DeliveryRequest {
   method: WebhookMethod
@@ -22,7 +23,7 @@ export interface DeliveryRequest {
     url: string
     /** The destination's static headers for this URL (the ones that may carry credentials). */
     staticHeaders: Record<string, string>
-    /** The headers Sluice adds: User-Agent, Content-Type, X-Signature when signed. */
+    /** The headers Sluice adds: User-Agent, Content-Type, and the signature headers when signed. */
     sluiceHeaders: Record<string, string>
   }[]
 }
@@ -45,12 +46,20 @@ export async function deliveryRequest(
   const prepared =
     delivery.batchId === null
       ? prepareRequest(message.payload, destination.settings)
-      : prepareBatchRequest(await store.batchPayloads(delivery.batchId), destination.settings)
+      : prepareBatchRequest(
+          await store.batchPayloads(delivery.batchId),
+          destination.settings,
+          delivery.batchId,
+        )
   const sluiceHeaders: Record<string, string> = {
     'User-Agent': USER_AGENT,
     'Content-Type': 'application/json',
   }
-  if (prepared.signature !== undefined) sluiceHeaders['X-Signature'] = prepared.signature
+  const signatures = prepared.signatureHeaders
+  for (let i = 0; i < signatures.length; i += 2) {
+    const name = signatures[i]!
+    sluiceHeaders[SHOWN_SIGNATURE_HEADER_NAMES[name] ?? name] = signatures[i + 1]!
+  }
   return {
     method: prepared.method,
     body: prepared.body.toString('utf8'),

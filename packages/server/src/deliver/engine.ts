@@ -630,6 +630,7 @@ export class DeliveryEngine {
       const request = prepareBatchRequest(
         members.map((member) => member.payload),
         destination.settings,
+        batch.id,
       )
       const startedAt = performance.now()
       const { outcome, deadLetterReason } = await this.attempt(

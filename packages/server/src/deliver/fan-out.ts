@@ -8,12 +8,14 @@ import { applyMapping } from '../lib/mapping-language.ts'
 import { editedCall } from '../route/gates.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import { serializeMessage, shapeMessage } from './shape.ts'
-import { signBody, signingKey } from './signing.ts'
+import { signatureHeaders } from './signature-headers.ts'
+import { batchWebhookId, messageWebhookId } from './standard-webhooks.ts'
 
 export interface PreparedRequest {
   /** The exact bytes sent, and signed. */
   body: Buffer
-  signature: string | undefined
+  /** This attempt's signature headers, as a flat name/value list (signature-headers.ts). */
+  signatureHeaders: string[]
   method: WebhookMethod
 }
 
@@ -28,16 +30,23 @@ export function deliveredBody(payload: Record<string, unknown>, settings: Webhoo
   return Buffer.from(JSON.stringify(applyMapping(settings.mapping, call)), 'utf8')
 }
 
-/** Shapes (or maps) and serializes a stored message once; throws when that fails. */
+/**
+ * Shapes (or maps), serializes and signs a stored message for an attempt at `now`; throws when that
+ * fails. Its `webhook-id` is its messageId; a `delete` notification, stored without one, is known by a
+ * digest of its body, as stable across retries.
+ */
 export function prepareRequest(
   payload: Record<string, unknown>,
   settings: WebhooksSettings,
+  now = Date.now(),
 ): PreparedRequest {
   const body = deliveredBody(payload, settings)
-  const secret = settings.sharedSecret
+  const webhookId = messageWebhookId(
+    typeof payload.messageId === 'string' ? payload.messageId : body.toString('utf8'),
+  )
   return {
     body,
-    signature: secret ? signBody(body, signingKey(secret)) : undefined,
+    signatureHeaders: signatureHeaders(body, settings, webhookId, now),
     method: settings.method ?? 'POST',
   }
 }
@@ -50,6 +59,8 @@ export function prepareRequest(
 export function prepareBatchRequest(
   payloads: readonly Record<string, unknown>[],
   settings: WebhooksSettings,
+  batchId: number,
+  now = Date.now(),
 ): PreparedRequest {
   const parts: Buffer[] = [OPEN_BRACKET]
   for (const [i, payload] of payloads.entries()) {
@@ -58,10 +69,9 @@ export function prepareBatchRequest(
   }
   parts.push(CLOSE_BRACKET)
   const body = Buffer.concat(parts)
-  const secret = settings.sharedSecret
   return {
     body,
-    signature: secret ? signBody(body, signingKey(secret)) : undefined,
+    signatureHeaders: signatureHeaders(body, settings, batchWebhookId(batchId), now),
     method: settings.method ?? 'POST',
   }
 }
@@ -85,7 +95,7 @@ export function sendToOpenUrls(
         url: webhook.url,
         headers: webhook.headers,
         body: request.body,
-        signature: request.signature,
+        signatureHeaders: request.signatureHeaders,
         method: request.method,
         ...(replayId === null ? {} : { replayId }),
       }),

@@ -4,8 +4,8 @@
  * to an `AttemptResult` (status, error kind and words from error-kinds.ts, latency, excerpt,
  * Retry-After). What a result means for the delivery is the retry policy's call, not this file's.
  *
- * - Headers: the URL's static headers, then `User-Agent`, `Content-Type: application/json` and
- *   `X-Signature` (when signed), which static headers can never replace.
+ * - Headers: the URL's static headers, then `User-Agent`, `Content-Type: application/json` and the
+ *   signature headers (when signed), which static headers can never replace.
  * - Redirects are never followed: a 3xx is reported as a `redirect` error naming where it pointed.
  * - TLS certificates are verified. A self-signed (or otherwise unverifiable) certificate fails the
  *   handshake, so no request byte is sent; the error says so.
@@ -73,8 +73,8 @@ export interface SendRequest {
   headers?: Record<string, string>
   /** The serialized message: the exact bytes that were signed. */
   body: Buffer
-  /** The `X-Signature` value, when the destination has a shared secret. */
-  signature?: string | undefined
+  /** The signature headers (`X-Signature`, Standard Webhooks…) as a flat name/value list; none when unsigned. */
+  signatureHeaders?: readonly string[]
   /** Default `POST`. */
   method?: 'POST' | 'PUT' | 'PATCH'
   /** The replay this request is part of (`X-Sluice-Replay`); absent for live deliveries. */
@@ -212,7 +212,8 @@ export class WebhookSender {
         this.#headerLists.set(request.headers, list)
       }
     }
-    if (request.signature !== undefined) list = [...list, 'x-signature', request.signature]
+    const signatures = request.signatureHeaders
+    if (signatures !== undefined && signatures.length > 0) list = [...list, ...signatures]
     return request.replayId === undefined ? list : [...list, REPLAY_HEADER, request.replayId]
   }
 

@@ -32,6 +32,7 @@ import type { ComputedTraitDefinition } from './config-store.ts'
 import { DESTINATION_TYPES, type DestinationType, type WebhooksSettings } from './destinations.ts'
 import { ValidationError } from './errors.ts'
 import { cleanName } from './names.ts'
+import { SECRETS_SLUICE_MAKES } from './webhook-settings.ts'
 
 /** What the document asks for, per section and name, in canonical form (secrets resolved), and its options. */
 export interface Desired {
@@ -238,6 +239,9 @@ class DocumentReader {
     }
     const input = { ...value }
     for (const secret of this.#fields.secrets) {
+      // Left out, a secret Sluice makes is kept, as a write key is (so applying an export plans nothing).
+      if (input[secret] === undefined && SECRETS_SLUICE_MAKES.includes(secret))
+        input[secret] = current[secret]
       if (input[secret] === undefined || input[secret] === null) continue
       input[secret] = this.#secret(input[secret], current[secret], `${at}/settings/${secret}`, {
         generated: false,

@@ -10,12 +10,15 @@ import {
   type Destination,
   type DestinationType,
   destinationNotFound,
+  type SecretRotation,
+  type WebhooksSettings,
 } from './destinations.ts'
 import { type EndpointHealth, readEndpointHealth } from './endpoint-health.ts'
 import { ValidationError } from './errors.ts'
 import type { HealthStore } from './health-store.ts'
 import { requireDestination } from './lookups.ts'
 import { cleanName } from './names.ts'
+import { type RotationRequest, rotateSecret, rotationsOf } from './secret-rotation.ts'
 import type { SourceStore } from './source-store.ts'
 import { validateWebhooksSettings } from './webhook-settings.ts'
 
@@ -24,6 +27,17 @@ export interface DestinationWithStats {
   stats: DeliveryStats
   /** Each URL's health, in the order of its webhooks. */
   health: EndpointHealth[]
+}
+
+/** A destination as saved: with the Standard Webhooks secret Sluice made, when this save made one (shown once). */
+export interface SavedDestination extends DestinationWithStats {
+  generatedSecret?: string
+}
+
+/** A rotation as answered: the new secret, shown this once. */
+export interface RotationAnswer {
+  secret: string
+  rotation: SecretRotation
 }
 
 export interface NewDestinationInput {
@@ -57,7 +71,7 @@ export class DestinationService {
     this.store = store
   }
 
-  async create(input: NewDestinationInput): Promise<DestinationWithStats> {
+  async create(input: NewDestinationInput): Promise<SavedDestination> {
     const { type, enabled = true, sourceIds = [] } = input
     const name = cleanName(input.name)
     if (!DESTINATION_TYPES.includes(type)) {
@@ -67,7 +81,12 @@ export class DestinationService {
     const settings = validateWebhooksSettings(input.settings)
     await this.requireSources(sourceIds)
     const destination = await this.store.createDestination({ name, type, enabled, sourceIds, settings })
-    return { destination, stats: NO_DELIVERIES_YET, health: await this.health(destination) }
+    return {
+      destination,
+      stats: NO_DELIVERIES_YET,
+      health: await this.health(destination),
+      ...generated(input.settings, undefined, settings),
+    }
   }
 
   /** Every destination, oldest first. */
@@ -89,7 +108,7 @@ export class DestinationService {
   }
 
   /** Changes only what `changes` gives. */
-  async update(id: string, changes: DestinationChanges): Promise<DestinationWithStats> {
+  async update(id: string, changes: DestinationChanges): Promise<SavedDestination> {
     const current = await requireDestination(this.store, id)
     const { name, enabled, sourceIds, settings } = changes
     const patch: DestinationPatch = {}
@@ -102,7 +121,21 @@ export class DestinationService {
     }
     const updated = await this.store.updateDestination(id, patch)
     if (updated === null) throw destinationNotFound(id) // deleted meanwhile
-    return this.withStats(updated)
+    const made = patch.settings ? generated(settings, current.settings, patch.settings) : {}
+    return { ...(await this.withStats(updated)), ...made }
+  }
+
+  /** Rotates one of the destination's signing secrets (secret-rotation.ts); answers the new secret once. */
+  async rotateSecret(id: string, request: RotationRequest): Promise<RotationAnswer> {
+    const current = await requireDestination(this.store, id)
+    const { settings, secret, rotation } = rotateSecret(current.settings, request, Date.now())
+    if ((await this.store.updateDestination(id, { settings })) === null) throw destinationNotFound(id)
+    return { secret, rotation }
+  }
+
+  /** The rotations made, newest first (times only). */
+  async rotations(id: string): Promise<SecretRotation[]> {
+    return rotationsOf((await requireDestination(this.store, id)).settings)
   }
 
   async delete(id: string): Promise<void> {
@@ -152,4 +185,16 @@ export class DestinationService {
     const [read] = await readEndpointHealth(this.store, [destination])
     return read?.health ?? []
   }
+}
+
+/** The Standard Webhooks secret a save made (neither given nor there before), to show this once. */
+function generated(
+  input: unknown,
+  before: WebhooksSettings | undefined,
+  after: WebhooksSettings,
+): { generatedSecret?: string } {
+  const secret = after.standardWebhooksSecret
+  const given = (input as { standardWebhooksSecret?: unknown } | undefined)?.standardWebhooksSecret
+  if (secret === undefined || secret === before?.standardWebhooksSecret || secret === given) return {}
+  return { generatedSecret: secret }
 }

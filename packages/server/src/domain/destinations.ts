@@ -51,11 +51,57 @@ export interface WebhooksSettings {
   autoDisable?: AutoDisableSettings
   /** Most requests per second to the destination's URLs together, per process. Default: no cap. */
   maxRequestsPerSecond?: number
+  /** Which signatures each request carries. Absent: `DEFAULT_SIGNING`. */
+  signing?: SigningSettings
+  /** The Standard Webhooks secret (`whsec_…`); generated when `signing.standardWebhooks` is turned on. */
+  standardWebhooksSecret?: string
+  /**
+   * Sluice's own state, not a setting (absent from the settings' schema, so configuration as code keeps
+   * it as it is): secrets replaced by a rotation that still sign until their grace ends, and the
+   * rotations made (times only).
+   */
+  rotation?: RotationState
 }
 
 export interface AutoDisableSettings {
   /** Hours of nothing but failures (1–720). */
   afterHours: number
+}
+
+/** The signatures a request carries (deliver/signing.ts). */
+export interface SigningSettings {
+  /** `X-Signature` (hex HMAC-SHA1 of the body) when a shared secret is set. Default true. */
+  xSignature: boolean
+  /** The Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature`. Default false. */
+  standardWebhooks: boolean
+}
+
+export const DEFAULT_SIGNING: Readonly<SigningSettings> = { xSignature: true, standardWebhooks: false }
+
+/** The secrets a destination signs with, by the `kind` a rotation names. */
+export const SECRET_KINDS = ['standardWebhooks', 'sharedSecret'] as const
+export type SecretKind = (typeof SECRET_KINDS)[number]
+
+/** How long a secret replaced by a rotation keeps signing beside the new one, in seconds. */
+export const GRACE_PERIOD_SECONDS = { min: 0, max: 604_800, default: 86_400 } as const
+
+/** A secret replaced by a rotation, still signing beside the new one until `until` (epoch ms). */
+export interface PreviousSecret {
+  secret: string
+  until: number
+}
+
+/** One rotation, as listed: when it was made and when the replaced secret stops signing (epoch ms). */
+export interface SecretRotation {
+  kind: SecretKind
+  rotatedAt: number
+  graceEndsAt: number
+}
+
+export interface RotationState {
+  previous: Partial<Record<SecretKind, PreviousSecret>>
+  /** Newest last, at most `MAX_LISTED_ROTATIONS`. */
+  rotations: SecretRotation[]
 }
 
 /** When a destination's batch is flushed: whichever limit is reached first. */

@@ -15,12 +15,16 @@
 import { isJsonObject } from '../lib/json-object.ts'
 import { escapePointerToken, fieldLabel } from '../lib/json-pointer.ts'
 import { checkMapping, MappingError } from '../lib/mapping-language.ts'
+import { newStandardWebhooksSecret, standardWebhooksSecretProblem } from '../lib/standard-webhooks-secret.ts'
 import { checkSubscription, SubscriptionSyntaxError } from '../lib/subscription-language.ts'
 import {
   type AutoDisableSettings,
   type BatchingSettings,
+  DEFAULT_SIGNING,
   type DestinationFilter,
   FILTER_ACTIONS,
+  type RotationState,
+  type SigningSettings,
   WEBHOOK_METHODS,
   type WebhookEndpoint,
   type WebhookMethod,
@@ -57,6 +61,10 @@ export const RESERVED_HEADER_NAMES: readonly string[] = [
   'Content-Type',
   'X-Signature',
   'X-Sluice-Replay',
+  'X-Signature-Next',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
   'Host',
   'Content-Length',
   'Expect',
@@ -71,6 +79,12 @@ export const RESERVED_HEADER_NAMES: readonly string[] = [
   'Proxy-Authorization',
 ]
 const RESERVED_LOWER_CASE = new Set(RESERVED_HEADER_NAMES.map((name) => name.toLowerCase()))
+
+/**
+ * Secret settings Sluice makes itself when they are needed: configuration as code keeps them when a
+ * document leaves them out (as it keeps a source's write key).
+ */
+export const SECRETS_SLUICE_MAKES: readonly string[] = ['standardWebhooksSecret']
 
 /** RFC 9110 `token`: the characters a header name may use. */
 const HEADER_NAME_PATTERN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
@@ -99,6 +113,8 @@ export function validateWebhooksSettings(input: unknown, current?: WebhooksSetti
     'batching',
     'autoDisable',
     'maxRequestsPerSecond',
+    'signing',
+    'standardWebhooksSecret',
   ])
 
   const webhooks =
@@ -137,6 +153,20 @@ export function validateWebhooksSettings(input: unknown, current?: WebhooksSetti
     validateRate(value, `${field}/maxRequestsPerSecond`),
   )
   if (maxRequestsPerSecond !== undefined) settings.maxRequestsPerSecond = maxRequestsPerSecond
+  const signing =
+    input.signing === undefined
+      ? current?.signing
+      : validateSigning(input.signing, current?.signing, `${field}/signing`)
+  if (signing !== undefined) settings.signing = signing
+  let whsec =
+    input.standardWebhooksSecret === undefined
+      ? current?.standardWebhooksSecret
+      : validateStandardWebhooksSecret(input.standardWebhooksSecret, `${field}/standardWebhooksSecret`)
+  // Turning Standard Webhooks on without a secret: Sluice makes one (the API shows it once).
+  if (whsec === undefined && signing?.standardWebhooks) whsec = newStandardWebhooksSecret()
+  if (whsec !== undefined) settings.standardWebhooksSecret = whsec
+  const rotation = keptRotation(current, settings)
+  if (rotation !== undefined) settings.rotation = rotation
   return settings
 }
 
@@ -174,6 +204,74 @@ function validateRate(value: unknown, field: string): number {
     )
   }
   return value
+}
+
+/**
+ * Partial input merges into the current signing (or the defaults); `null` resets the defaults. Stored
+ * only when it differs from the defaults, so a destination that never set it reads back as before.
+ */
+function validateSigning(
+  value: unknown,
+  current: SigningSettings | undefined,
+  field: string,
+): SigningSettings | undefined {
+  if (value === null) return undefined
+  if (!isJsonObject(value)) {
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} must be an object such as {"xSignature": true, "standardWebhooks": true}, or null for the defaults.`,
+    )
+  }
+  refuseUnknownMembers(value, field, Object.keys(DEFAULT_SIGNING))
+  const signing = { ...(current ?? DEFAULT_SIGNING) }
+  for (const name of Object.keys(DEFAULT_SIGNING) as (keyof SigningSettings)[]) {
+    const member = value[name]
+    if (member === undefined) continue
+    if (typeof member !== 'boolean') {
+      throw new ValidationError(
+        `${field}/${name}`,
+        `${fieldLabel(`${field}/${name}`)} must be true or false.`,
+      )
+    }
+    signing[name] = member
+  }
+  const isDefault = (Object.keys(DEFAULT_SIGNING) as (keyof SigningSettings)[]).every(
+    (name) => signing[name] === DEFAULT_SIGNING[name],
+  )
+  return isDefault ? undefined : signing
+}
+
+/** `null` removes it (a new one is made if Standard Webhooks is on). Never quotes the secret. */
+export function validateStandardWebhooksSecret(value: unknown, field: string): string | undefined {
+  if (value === null) return undefined
+  if (typeof value !== 'string') {
+    throw new ValidationError(
+      field,
+      `${fieldLabel(field)} must be a string such as "whsec_" followed by base64, or null to have Sluice make a new one.`,
+    )
+  }
+  const problem = standardWebhooksSecretProblem(value)
+  if (problem !== undefined) throw new ValidationError(field, `${fieldLabel(field)} ${problem}`)
+  return value
+}
+
+/**
+ * The rotation state the new settings keep: the rotations listed, and each replaced secret still in its
+ * grace only while the secret that replaced it is unchanged (setting a secret directly ends the grace).
+ */
+function keptRotation(
+  current: WebhooksSettings | undefined,
+  next: WebhooksSettings,
+): RotationState | undefined {
+  const rotation = current?.rotation
+  if (rotation === undefined) return undefined
+  const previous: RotationState['previous'] = {}
+  const { sharedSecret, standardWebhooks } = rotation.previous
+  if (sharedSecret !== undefined && next.sharedSecret === current?.sharedSecret && next.sharedSecret !== null)
+    previous.sharedSecret = sharedSecret
+  if (standardWebhooks !== undefined && next.standardWebhooksSecret === current?.standardWebhooksSecret)
+    previous.standardWebhooks = standardWebhooks
+  return { previous, rotations: rotation.rotations }
 }
 
 function optional<T>(value: unknown, current: T | undefined, validate: (value: unknown) => T): T | undefined {
@@ -486,7 +584,7 @@ function validateHeaderValue(value: unknown, name: string, field: string): strin
 }
 
 /** Never quotes the secret: error messages are shown and logged. */
-function validateSharedSecret(value: unknown, field: string): string | null {
+export function validateSharedSecret(value: unknown, field: string): string | null {
   if (value === null) return null
   if (typeof value !== 'string') {
     throw new ValidationError(field, `${fieldLabel(field)} must be a string, or null to remove the secret.`)

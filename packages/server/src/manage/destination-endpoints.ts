@@ -1,9 +1,10 @@
 /**
- * HTTP endpoints for destinations: `/destinations` and `/destinations/:id`.
+ * HTTP endpoints for destinations: `/destinations`, `/destinations/:id` and the rotation of its
+ * signing secrets (`/destinations/:id/secrets/…`).
  */
 import type { FastifyPluginAsyncJsonSchemaToTs } from '@fastify/type-provider-json-schema-to-ts'
 import { unreachableUrlWarnings } from '../deliver/url-warnings.ts'
-import type { DestinationService, DestinationWithStats } from '../domain/destination-service.ts'
+import type { DestinationService, SavedDestination } from '../domain/destination-service.ts'
 import { canSeeSecrets } from './auth.ts'
 import {
   createDestinationSchema,
@@ -11,9 +12,11 @@ import {
   enableUrlSchema,
   getDestinationSchema,
   listDestinationsSchema,
+  listRotationsSchema,
+  rotateSecretSchema,
   updateDestinationSchema,
 } from './destination-schemas.ts'
-import { destinationView } from './views.ts'
+import { destinationView, rotationView } from './views.ts'
 
 export const destinationEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   Options: {
@@ -23,8 +26,10 @@ export const destinationEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   }
 }> = async (app, { destinations, allowPrivateDestinations }) => {
   // Only admins save (viewers are refused first), so the saved view shows the URLs in full.
-  const saved = async (record: DestinationWithStats) => ({
+  // A Standard Webhooks secret this save made is shown here, this once.
+  const saved = async (record: SavedDestination) => ({
     ...destinationView(record, true),
+    ...(record.generatedSecret === undefined ? {} : { standardWebhooksSecret: record.generatedSecret }),
     warnings: await unreachableUrlWarnings(record.destination.settings.webhooks, {
       allowPrivate: allowPrivateDestinations,
     }),
@@ -51,6 +56,15 @@ export const destinationEndpoints: FastifyPluginAsyncJsonSchemaToTs<{
   app.post('/destinations/:id/urls/:index/enable', { schema: enableUrlSchema }, async (request) =>
     destinationView(await destinations.enableUrl(request.params.id, request.params.index), true),
   )
+
+  app.post('/destinations/:id/secrets/rotate', { schema: rotateSecretSchema }, async (request) => {
+    const { secret, rotation } = await destinations.rotateSecret(request.params.id, request.body)
+    return { secret, rotation: rotationView(rotation) }
+  })
+
+  app.get('/destinations/:id/secrets/rotations', { schema: listRotationsSchema }, async (request) => ({
+    rotations: (await destinations.rotations(request.params.id)).map(rotationView),
+  }))
 
   app.delete('/destinations/:id', { schema: deleteDestinationSchema }, async (request, reply) => {
     await destinations.delete(request.params.id)

@@ -4,7 +4,14 @@
  * depth.
  */
 
-import { DESTINATION_TYPES, FILTER_ACTIONS, WEBHOOK_METHODS } from '../domain/destinations.ts'
+import {
+  DEFAULT_SIGNING,
+  DESTINATION_TYPES,
+  FILTER_ACTIONS,
+  GRACE_PERIOD_SECONDS,
+  SECRET_KINDS,
+  WEBHOOK_METHODS,
+} from '../domain/destinations.ts'
 import {
   BATCHING_LIMITS,
   FILTER_LIMITS,
@@ -171,6 +178,37 @@ const maxRequestsPerSecond = {
     'Most requests per second to the URLs of this destination, per Sluice process. Default: no cap.',
 } as const
 
+const signingProperties = {
+  xSignature: {
+    type: 'boolean',
+    description: `\`X-Signature\` (hex HMAC-SHA1 of the body) when a shared secret is set. Default ${DEFAULT_SIGNING.xSignature}.`,
+  },
+  standardWebhooks: {
+    type: 'boolean',
+    description:
+      'The Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (v1, HMAC-SHA256 with ' +
+      `the \`whsec_\` secret, which Sluice makes when this is turned on and shows once). Default ${DEFAULT_SIGNING.standardWebhooks}.`,
+  },
+} as const
+
+const signingInput = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: signingProperties,
+  description:
+    'Which signatures each request carries. Members left out keep their current values; `null` restores the defaults ' +
+    `(${JSON.stringify(DEFAULT_SIGNING)}).`,
+} as const
+
+const standardWebhooksSecretInput = {
+  type: ['string', 'null'],
+  writeOnly: true,
+  description:
+    'Write-only. The Standard Webhooks secret: `whsec_` and standard base64 of 24 to 64 bytes. Sluice makes one when ' +
+    '`signing.standardWebhooks` is turned on without it. Omit to keep it; `null` removes it (a new one is made if ' +
+    'Standard Webhooks is on). To change it without downtime, rotate it (POST /destinations/{id}/secrets/rotate).',
+} as const
+
 /**
  * A destination's settings as they are written. Configuration as code exports and plans every member
  * listed here, and treats those marked `writeOnly` as secrets (config-schemas.ts).
@@ -190,6 +228,8 @@ export const settingsProperties = {
       'Disables a URL whose every request failed this long (a `410 Gone` always does); `null` turns it off.',
   },
   maxRequestsPerSecond: { ...maxRequestsPerSecond, type: ['number', 'null'] },
+  signing: signingInput,
+  standardWebhooksSecret: standardWebhooksSecretInput,
 } as const
 
 /** The optional delivery settings as a destination view shows them (absent when unset). */
@@ -284,7 +324,7 @@ const destination = {
     },
     settings: {
       type: 'object',
-      required: ['webhooks', 'sharedSecretSet'],
+      required: ['webhooks', 'sharedSecretSet', 'signing', 'standardWebhooksSecretSet'],
       properties: {
         webhooks: {
           type: 'array',
@@ -303,6 +343,16 @@ const destination = {
         },
         ...deliveryPolicySettings,
         batching: { ...batching, description: 'Present when messages are sent in batches.' },
+        signing: {
+          type: 'object',
+          required: ['xSignature', 'standardWebhooks'],
+          properties: signingProperties,
+          description: 'Which signatures each request carries (the defaults when never set).',
+        },
+        standardWebhooksSecretSet: {
+          type: 'boolean',
+          description: 'Whether a Standard Webhooks secret is set; the secret itself is only shown once.',
+        },
       },
     },
     createdAt: timestamp,
@@ -333,6 +383,12 @@ const savedDestination = {
   ...destination,
   properties: {
     ...destination.properties,
+    standardWebhooksSecret: {
+      type: 'string',
+      description:
+        'The Standard Webhooks secret Sluice made for this destination: present only in the answer of the save that ' +
+        'made it (turning `signing.standardWebhooks` on). Keep it now: it is never shown again.',
+    },
     warnings: {
       type: 'array',
       description:
@@ -438,4 +494,81 @@ export const enableUrlSchema = {
     properties: { id: { type: 'string' }, index: { type: 'integer', minimum: 0 } },
   },
   response: { 200: { ...destination, description: 'The destination, with its health.' }, ...withNotFound },
+} as const
+
+const rotation = {
+  type: 'object',
+  required: ['kind', 'rotatedAt', 'graceEndsAt'],
+  properties: {
+    kind: { type: 'string', enum: SECRET_KINDS },
+    rotatedAt: timestamp,
+    graceEndsAt: {
+      ...timestamp,
+      description:
+        'Until when the replaced secret signs beside the new one (the rotation time when there was none).',
+    },
+  },
+} as const
+
+/** One rotation as listed: its times, never a secret. */
+export type SecretRotationView = ResponseShape<typeof rotation>
+
+export const rotateSecretSchema = {
+  tags: destinationTags,
+  summary: "Rotate a destination's signing secret",
+  description:
+    'The new secret signs at once; the one it replaces keeps signing beside it for `gracePeriodSeconds` ' +
+    '(`webhook-signature: v1,<new> v1,<old>`; `X-Signature` with the old shared secret, `X-Signature-Next` with the ' +
+    'new). Answers the new secret, this once.',
+  security: ADMIN_SECURITY,
+  params: idParams,
+  body: {
+    type: 'object',
+    required: ['kind'],
+    additionalProperties: false,
+    properties: {
+      kind: {
+        type: 'string',
+        enum: SECRET_KINDS,
+        description: '`standardWebhooks` (the `whsec_` secret) or `sharedSecret` (`X-Signature`).',
+      },
+      gracePeriodSeconds: {
+        type: 'integer',
+        minimum: GRACE_PERIOD_SECONDS.min,
+        maximum: GRACE_PERIOD_SECONDS.max,
+        default: GRACE_PERIOD_SECONDS.default,
+        description: `How long the replaced secret keeps signing, in seconds (${GRACE_PERIOD_SECONDS.min} to ${GRACE_PERIOD_SECONDS.max}; default one day).`,
+      },
+      secret: {
+        type: 'string',
+        description:
+          'The new secret, when you choose it: for `standardWebhooks` `whsec_` and base64 of 24 to 64 bytes. Left out, Sluice makes one.',
+      },
+    },
+  },
+  response: {
+    200: {
+      description: 'The new secret (shown this once) and the rotation.',
+      type: 'object',
+      required: ['secret', 'rotation'],
+      properties: { secret: { type: 'string' }, rotation },
+    },
+    ...withNotFound,
+  },
+} as const
+
+export const listRotationsSchema = {
+  tags: destinationTags,
+  summary: "List a destination's secret rotations",
+  security: ADMIN_SECURITY,
+  params: idParams,
+  response: {
+    200: {
+      description: 'The rotations made, newest first: times only (at most the last 50).',
+      type: 'object',
+      required: ['rotations'],
+      properties: { rotations: { type: 'array', items: rotation } },
+    },
+    ...withNotFound,
+  },
 } as const

@@ -12,7 +12,7 @@ import type { AudienceWithSize } from '../domain/audience-service.ts'
 import type { ComputedTrait } from '../domain/computed-traits.ts'
 import type { Delivery, DeliveryAttempt, DeliveryStats } from '../domain/deliveries.ts'
 import type { DestinationWithStats } from '../domain/destination-service.ts'
-import type { Destination } from '../domain/destinations.ts'
+import { DEFAULT_SIGNING, type Destination, type SecretRotation } from '../domain/destinations.ts'
 import type { AlertSettings, OperationalEvent } from '../domain/health-store.ts'
 import type { Profile, ProfileEvent, ProfileIdentities } from '../domain/profiles.ts'
 import type { Regulation, Suppression } from '../domain/regulations.ts'
@@ -30,7 +30,11 @@ import type {
   DeliveryStatsView,
   DeliveryView,
 } from './delivery-schemas.ts'
-import type { DeliveryPolicySettingsView, DestinationView } from './destination-schemas.ts'
+import type {
+  DeliveryPolicySettingsView,
+  DestinationView,
+  SecretRotationView,
+} from './destination-schemas.ts'
 import type { ProfileEventView, ProfileIdentitiesView, ProfileView } from './profile-schemas.ts'
 import type { RegulationView, SuppressionView } from './regulation-schemas.ts'
 import type { SourceView } from './source-schemas.ts'
@@ -155,6 +159,8 @@ export function destinationView(
       sharedSecretSet: destination.settings.sharedSecret !== null,
       ...deliveryPolicyView(destination.settings),
       ...(destination.settings.batching ? { batching: { ...destination.settings.batching } } : {}),
+      signing: { ...(destination.settings.signing ?? DEFAULT_SIGNING) },
+      standardWebhooksSecretSet: destination.settings.standardWebhooksSecret !== undefined,
     },
     createdAt: iso(destination.createdAt),
     updatedAt: iso(destination.updatedAt),
@@ -170,6 +176,14 @@ export function destinationView(
       disabledAt: isoOrNull(each.disabledAt),
       disabledReason: each.disabledReason,
     })),
+  }
+}
+
+export function rotationView(rotation: SecretRotation): SecretRotationView {
+  return {
+    kind: rotation.kind,
+    rotatedAt: iso(rotation.rotatedAt),
+    graceEndsAt: iso(rotation.graceEndsAt),
   }
 }
 

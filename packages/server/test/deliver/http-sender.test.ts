@@ -57,7 +57,7 @@ describe('WebhookSender against real HTTP receivers', { concurrency: false }, ()
       url: `${target.url}/hooks/in?source=sluice`,
       headers: { Authorization: 'Bearer abc', 'X-Tenant': 'acme' },
       body,
-      signature: signBody(body, secret),
+      signatureHeaders: ['x-signature', signBody(body, secret)],
     })
 
     assert.equal(result.statusCode, 200)
@@ -412,7 +412,7 @@ describe('TLS', () => {
     const result = await sender().send({
       url: `https://localhost:${target.port}/hook`,
       body,
-      signature: 'abc',
+      signatureHeaders: ['x-signature', 'abc'],
     })
     assertResult(result, { errorKind: 'tls', verdict: 'final' })
     assert.equal(result.statusCode, undefined)

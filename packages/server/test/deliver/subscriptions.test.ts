@@ -371,9 +371,13 @@ describe('settings refused at save time', () => {
       'maxRequestsPerSecond',
       'method',
       'sharedSecret',
+      'signing',
+      'standardWebhooksSecret',
       'subscription',
       'webhooks',
     ])
+    assert.ok(document.paths['/api/v1/destinations/{id}/secrets/rotate']?.post)
+    assert.ok(document.paths['/api/v1/destinations/{id}/secrets/rotations']?.get)
   })
 
   test('a PATCH keeps what it omits and removes what it sets to null', async () => {
@@ -387,7 +391,13 @@ describe('settings refused at save time', () => {
       settings: { subscription: null, mapping: null, method: null },
     })
     assert.equal(removed.status, 200, JSON.stringify(removed.body))
-    assert.deepEqual(Object.keys(removed.body.settings).sort(), ['sharedSecretSet', 'webhooks'])
+    // Which signatures it sends is always shown (the defaults here).
+    assert.deepEqual(Object.keys(removed.body.settings).sort(), [
+      'sharedSecretSet',
+      'signing',
+      'standardWebhooksSecretSet',
+      'webhooks',
+    ])
     const stored = await sluice.store.getDestination(id)
     assert.deepEqual(Object.keys(stored!.settings).sort(), ['sharedSecret', 'webhooks'])
   })

@@ -181,8 +181,10 @@ test('destination settings come from their schema: a setting added there is expo
       'batching',
       'autoDisable',
       'maxRequestsPerSecond',
+      'signing',
+      'standardWebhooksSecret',
     ],
-    secrets: ['sharedSecret'],
+    secrets: ['sharedSecret', 'standardWebhooksSecret'],
   })
   // Settings as a schema may list them (a method, a secret of its own), checked by the policy.
   const fields = {

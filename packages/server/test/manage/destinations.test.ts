@@ -55,6 +55,8 @@ describe('destinations', () => {
             { url: 'http://hooks.example.com:8080/two?x=1', headers: {} },
           ],
           sharedSecretSet: false,
+          signing: { xSignature: true, standardWebhooks: false },
+          standardWebhooksSecretSet: false,
         },
         createdAt: undefined,
         updatedAt: undefined,

@@ -38,6 +38,9 @@ import type {
   ReplayAnswer,
   ReplayList,
   ReplayQuery,
+  RotateSecretBody,
+  RotationAnswer,
+  RotationList,
   SavedDestination,
   Session,
   SignInBody,
@@ -62,6 +65,8 @@ export const keys = {
   source: (id: string) => ['sources', id],
   destinations: ['destinations'],
   destination: (id: string) => ['destinations', id],
+  /** A destination's secret rotations (times only). */
+  rotations: (id: string) => ['destinations', id, 'rotations'],
   /** Every page and filter of one destination's deliveries. */
   deliveries: (destinationId: string) => ['deliveries', destinationId],
   deliveryRequest: (deliveryId: number) => ['delivery-request', deliveryId],
@@ -116,6 +121,11 @@ export const queries = {
     queryOptions({ queryKey: keys.destination(id), queryFn: () => get<Destination>(`/destinations/${id}`) }),
   destinationSeries: (id: string, range: SeriesRange) =>
     seriesOf<DestinationSeries>(`/destinations/${id}`, range),
+  rotations: (id: string) =>
+    queryOptions({
+      queryKey: keys.rotations(id),
+      queryFn: () => get<RotationList>(`/destinations/${id}/secrets/rotations`),
+    }),
   deliveries: (destinationId: string, query: DeliveryQuery) => {
     const search = queryString(query)
     return queryOptions({
@@ -202,6 +212,8 @@ export const changes = {
   /** Enables a disabled URL again (`index` from 0 in the destination's webhooks). */
   enableUrl: (id: string, index: number) =>
     send<Destination>('POST', `/destinations/${id}/urls/${index}/enable`),
+  rotateSecret: (destinationId: string, body: RotateSecretBody) =>
+    send<RotationAnswer>('POST', `/destinations/${destinationId}/secrets/rotate`, body),
   sendTestEvent: (destinationId: string) =>
     send<TestSendAnswer>('POST', `/destinations/${destinationId}/test`),
   replayDeliveries: (destinationId: string, query: ReplayQuery) =>

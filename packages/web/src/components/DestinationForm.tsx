@@ -81,6 +81,9 @@ export function DestinationForm({
   const [removeSecret, setRemoveSecret] = useState(false)
   const [enabled, setEnabled] = useState(destination?.enabled ?? true)
   const [backfillDays, setBackfillDays] = useState('')
+  const [standardWebhooks, setStandardWebhooks] = useState(
+    destination?.settings.signing.standardWebhooks ?? false,
+  )
   const [policy, setPolicy] = useState<PolicyDraft>(() => policyDraft(destination?.settings))
   const secretSet = destination?.settings.sharedSecretSet ?? false
   const save = useMutation({
@@ -117,6 +120,7 @@ export function DestinationForm({
         settings: {
           webhooks,
           sharedSecret: secret === '' ? null : secret,
+          ...(standardWebhooks ? { signing: { standardWebhooks } } : {}),
           ...toPolicySettings(policy, false),
         },
       })
@@ -127,7 +131,12 @@ export function DestinationForm({
       name,
       enabled,
       sourceIds,
-      settings: { webhooks, ...sharedSecret, ...toPolicySettings(policy, true) },
+      settings: {
+        webhooks,
+        ...sharedSecret,
+        signing: { standardWebhooks },
+        ...toPolicySettings(policy, true),
+      },
     })
   }
   const updateUrl = (index: number, change: Partial<UrlRow>) =>
@@ -238,6 +247,21 @@ export function DestinationForm({
             Remove the secret: send requests unsigned
           </label>
         )}
+        <label className="check">
+          <input
+            type="checkbox"
+            role="switch"
+            aria-checked={standardWebhooks}
+            checked={standardWebhooks}
+            onChange={(event) => setStandardWebhooks(event.target.checked)}
+          />{' '}
+          Standard Webhooks signature
+        </label>
+        <p className="hint">
+          Each request also carries webhook-id, webhook-timestamp and webhook-signature, which receivers
+          verify with the standardwebhooks or svix libraries. Sluice makes the secret when this is turned on
+          and shows it once, after saving.
+        </p>
       </fieldset>
       <fieldset className="card">
         <legend>5. Enable</legend>

@@ -1,4 +1,4 @@
-import type { Destination, EndpointHealth, SavedDestination } from '@sluice/server/api'
+import type { Destination, EndpointHealth, SavedDestination, SecretKind } from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useState } from 'react'
 import { ApiError } from '../api/client.ts'
@@ -8,20 +8,29 @@ import { DeliveryCharts } from '../components/DeliveryCharts.tsx'
 import { type Backfill, DestinationForm } from '../components/DestinationForm.tsx'
 import { Notices } from '../components/Notices.tsx'
 import { Replays } from '../components/Replays.tsx'
+import { RotateSecret } from '../components/RotateSecret.tsx'
 import { TestEvent } from '../components/TestEvent.tsx'
 import { attemptsByUrl } from '../model/url-attempts.ts'
 import { navigate } from '../router.ts'
 import { useCanWrite } from '../session.ts'
-import { formatTime, Link } from '../ui/content.tsx'
+import { CopyButton, formatTime, Link } from '../ui/content.tsx'
 import { ConfirmButton } from '../ui/dialog.tsx'
 import { ErrorBox } from '../ui/errors.tsx'
 import { AdminOnly, Loading, TableScroll } from '../ui/lists.tsx'
 import { NotFound } from './NotFound.tsx'
 
-/** Destinations just saved in this page load, with the save's warnings: told once on their page. */
+/**
+ * Destinations just saved in this page load, with the save's warnings, the replay it started and the
+ * Standard Webhooks secret the save made: told once on their page (the secret is forgotten once shown).
+ */
 const justSaved = new Map<
   string,
-  { created: boolean; warnings: NonNullable<SavedDestination['warnings']>; backfill: Backfill | null }
+  {
+    created: boolean
+    warnings: NonNullable<SavedDestination['warnings']>
+    backfill: Backfill | null
+    standardWebhooksSecret?: string
+  }
 >()
 
 /** Says on the destination's page that it was saved, with the warnings (URLs Sluice will refuse to dial). */
@@ -30,7 +39,12 @@ export function rememberSaved(
   created: boolean,
   backfill: Backfill | null = null,
 ): void {
-  justSaved.set(saved.id, { created, warnings: saved.warnings ?? [], backfill })
+  justSaved.set(saved.id, {
+    created,
+    warnings: saved.warnings ?? [],
+    backfill,
+    ...(saved.standardWebhooksSecret ? { standardWebhooksSecret: saved.standardWebhooksSecret } : {}),
+  })
 }
 
 /** The save to tell of on this page, once: leaving the page and coming back shows it no more. */
@@ -176,6 +190,15 @@ function Overview({ destination: data }: { destination: Destination }) {
               {warning.message}
             </p>
           ))}
+          {saved.standardWebhooksSecret && (
+            <>
+              <p>Standard Webhooks secret, shown only now: copy it into your receivers' configuration.</p>
+              <p className="key-row">
+                <code className="new-token">{saved.standardWebhooksSecret}</code>{' '}
+                <CopyButton text={saved.standardWebhooksSecret} label="Copy secret" />
+              </p>
+            </>
+          )}
         </div>
       )}
       <dl className="stats">
@@ -194,15 +217,7 @@ function Overview({ destination: data }: { destination: Destination }) {
       </dl>
       <div className="two-columns">
         <ConnectedSources destination={data} />
-        <div className="card">
-          <h2>Signature</h2>
-          <p>
-            {data.settings.sharedSecretSet
-              ? 'Signed: each request carries X-Signature (HMAC-SHA1 of the body with the shared secret).'
-              : 'Unsigned: no shared secret is set.'}
-          </p>
-          {canWrite && <TestEvent destinationId={id} />}
-        </div>
+        <Signature destination={data} />
       </div>
       <PolicySummary destination={data} />
       <UrlList destination={data} />
@@ -250,6 +265,51 @@ function PolicySummary({ destination }: { destination: Destination }) {
           {mapping ? 'Mapped (see Edit)' : 'The documented shape'}, sent with {method ?? 'POST'}
         </dd>
       </dl>
+    </div>
+  )
+}
+
+/** How requests are signed, the secrets' rotations, "Rotate secret" and "Send test event". */
+function Signature({ destination }: { destination: Destination }) {
+  const canWrite = useCanWrite()
+  const { settings, id } = destination
+  const xSignature = settings.sharedSecretSet && settings.signing.xSignature
+  const standardWebhooks = settings.standardWebhooksSecretSet && settings.signing.standardWebhooks
+  const kinds: SecretKind[] = []
+  if (settings.standardWebhooksSecretSet) kinds.push('standardWebhooks')
+  if (settings.sharedSecretSet) kinds.push('sharedSecret')
+  const rotations = useQuery({ ...queries.rotations(id), enabled: kinds.length > 0 })
+  const latest = rotations.data?.rotations.slice(0, 3) ?? []
+  return (
+    <div className="card">
+      <h2>Signature</h2>
+      {standardWebhooks && (
+        <p>
+          Standard Webhooks: each request carries webhook-id, webhook-timestamp and webhook-signature
+          (HMAC-SHA256 with the whsec_ secret).
+        </p>
+      )}
+      {xSignature && <p>Each request carries X-Signature (HMAC-SHA1 of the body with the shared secret).</p>}
+      {!standardWebhooks && !xSignature && <p>Unsigned: no signature is sent.</p>}
+      {latest.length > 0 && (
+        <ul className="link-list" aria-label="Secret rotations">
+          {latest.map((rotation) => (
+            <li key={rotation.rotatedAt}>
+              {rotation.kind === 'standardWebhooks' ? 'Standard Webhooks secret' : 'Shared secret'} rotated{' '}
+              {formatTime(rotation.rotatedAt)}
+              {Date.parse(rotation.graceEndsAt) > Date.now()
+                ? `; the old one signs too until ${formatTime(rotation.graceEndsAt)}`
+                : ''}
+            </li>
+          ))}
+        </ul>
+      )}
+      {canWrite && kinds.length > 0 && (
+        <p>
+          <RotateSecret destinationId={id} kinds={kinds} />
+        </p>
+      )}
+      {canWrite && <TestEvent destinationId={id} />}
     </div>
   )
 }
