@@ -123,11 +123,15 @@ export class AlertSender {
     const result = await this.#sender.send({
       url,
       body: Buffer.from(alert.body, 'utf8'),
-      headers: {
-        'webhook-id': alert.id,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': standardWebhookSignature(secret, alert.id, timestamp, alert.body),
-      },
+      // As signature headers, not static ones: the sender drops static headers of these reserved names.
+      signatureHeaders: [
+        'webhook-id',
+        alert.id,
+        'webhook-timestamp',
+        String(timestamp),
+        'webhook-signature',
+        standardWebhookSignature(secret, alert.id, timestamp, alert.body),
+      ],
     })
     const verdict = classifyAttempt(result)
     if (verdict === 'success') return { id: alert.id, outcome: 'delivered' }
