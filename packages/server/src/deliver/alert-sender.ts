@@ -6,12 +6,12 @@
  * (this attempt) and `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`, keyed
  * with the alert secret's bytes.
  */
-import { createHmac } from 'node:crypto'
 import type { AlertResult, ClaimedAlert, HealthStore } from '../domain/health-store.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { StoreWatch } from '../store/store.ts'
 import type { WebhookSender } from './http-sender.ts'
 import { classifyAttempt, nextAttempt, type RetrySettings } from './retry-policy.ts'
+import { standardWebhooksSignature } from './standard-webhooks.ts'
 
 export interface AlertSenderOptions {
   store: HealthStore & StoreWatch
@@ -26,17 +26,6 @@ export interface AlertSenderOptions {
 
 /** Alerts sent at once, at most. */
 const ALERTS_PER_ROUND = 10
-
-/** The Standard Webhooks signature of one request. */
-export function standardWebhookSignature(
-  secret: string,
-  id: string,
-  timestamp: number,
-  body: string,
-): string {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64')
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`
-}
 
 export class AlertSender {
   readonly #store: HealthStore & StoreWatch
@@ -120,9 +109,10 @@ export class AlertSender {
 
   async #send(alert: ClaimedAlert, url: string, secret: string): Promise<AlertResult> {
     const timestamp = Math.floor(Date.now() / 1000)
+    const body = Buffer.from(alert.body, 'utf8')
     const result = await this.#sender.send({
       url,
-      body: Buffer.from(alert.body, 'utf8'),
+      body,
       // As signature headers, not static ones: the sender drops static headers of these reserved names.
       signatureHeaders: [
         'webhook-id',
@@ -130,7 +120,7 @@ export class AlertSender {
         'webhook-timestamp',
         String(timestamp),
         'webhook-signature',
-        standardWebhookSignature(secret, alert.id, timestamp, alert.body),
+        standardWebhooksSignature(secret, alert.id, timestamp, body),
       ],
     })
     const verdict = classifyAttempt(result)
