@@ -223,12 +223,35 @@ describe('the web app, day to day', () => {
     const detailBox = (await detail.boundingBox())!
     assert.ok(detailBox.y >= tableBox.y + tableBox.height, 'the detail starts below the list')
     await assertAccessible(page, 'the destination page with a delivery open')
-    await bothWidths('destination', `/destinations/${destinationId}`, (p) =>
-      p
+    await bothWidths('destination', `/destinations/${destinationId}`, async (p) => {
+      await p.getByRole('table', { name: 'URLs and their recent attempts' }).waitFor({ timeout: SLOW })
+      const deliveries = p.getByRole('button', { name: 'Deliveries', exact: true })
+      // A phone gets the sections folded, each a button with its summary; a wide screen opens them.
+      const phoneWide = p === phone
+      for (const name of [
+        'Connected sources',
+        'Signature',
+        'What it gets',
+        'Over time',
+        'Replays',
+        'Deliveries',
+      ]) {
+        assert.equal(
+          await p.getByRole('button', { name, exact: true }).getAttribute('aria-expanded'),
+          String(!phoneWide),
+          `${name} ${phoneWide ? 'folded on a phone' : 'open on a wide screen'}`,
+        )
+      }
+      if (phoneWide) {
+        assert.equal(await p.getByRole('table', { name: 'Deliveries, newest first' }).isVisible(), false)
+        await deliveries.click()
+        assert.equal(await deliveries.getAttribute('aria-expanded'), 'true')
+      }
+      await p
         .getByRole('table', { name: 'Deliveries, newest first' })
         .getByText('Cart Viewed')
-        .waitFor({ timeout: SLOW }),
-    )
+        .waitFor({ timeout: SLOW })
+    })
   })
 
   test('Edit: the form is filled in, the secret left empty stays; a call then reaches the new URL signed', async () => {
