@@ -412,12 +412,22 @@ for (const backend of backends) {
         refuse = false
         answer(status)(_req, res, Buffer.alloc(0))
       })
-      const refused = await sluice.api('PUT', '/api/v1/alerts', {
-        url: `${alerts.url}/alerts`,
-        sharedSecret: 'whsec_c2hvcnQ=',
-      })
-      assert.equal(refused.status, 400)
-      assert.equal(refused.body.error.field, '/sharedSecret')
+      // A given secret follows a destination's rules, in the same words.
+      const refusals: [string, RegExp][] = [
+        ['whsec_c2hvcnQ=', /^sharedSecret encodes 5 bytes; it must encode 24 to 64/],
+        [`whsec_${Buffer.alloc(65, 1).toString('base64')}`, /encodes 65 bytes; it must encode 24 to 64/],
+        ['whsec_not base64!!', /^sharedSecret is not base64 after "whsec_"/],
+        ['c2hvcnQ=', /^sharedSecret must start with "whsec_"/],
+      ]
+      for (const [sharedSecret, message] of refusals) {
+        const refused = await sluice.api('PUT', '/api/v1/alerts', {
+          url: `${alerts.url}/alerts`,
+          sharedSecret,
+        })
+        assert.equal(refused.status, 400)
+        assert.equal(refused.body.error.field, '/sharedSecret')
+        assert.match(refused.body.error.message, message)
+      }
       const unknown = await sluice.api('PUT', '/api/v1/alerts', {
         url: `${alerts.url}/alerts`,
         events: ['nope'],
@@ -427,7 +437,11 @@ for (const backend of backends) {
       const put = await sluice.api('PUT', '/api/v1/alerts', { url: `${alerts.url}/alerts` })
       assert.equal(put.status, 200, JSON.stringify(put.body))
       const secret = put.body.sharedSecret as string
-      assert.match(secret, /^whsec_[A-Za-z0-9+/]{32}$/)
+      assert.match(
+        secret,
+        /^whsec_[A-Za-z0-9+/]{43}=$/,
+        'whsec_ and base64 of 32 bytes, as for a destination',
+      )
       const shown = await sluice.api('GET', '/api/v1/alerts')
       assert.equal(shown.status, 200)
       assert.notEqual(shown.body.sharedSecret, secret)
