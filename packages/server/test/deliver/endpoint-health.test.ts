@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import type { ServerResponse } from 'node:http'
 import { after, before, describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
+import { Webhook as SvixWebhook } from 'svix'
 import type { Source } from '../../src/domain/sources.ts'
 import { sampleValue, scrape } from '../helpers/metrics.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
@@ -452,6 +453,7 @@ for (const backend of backends) {
       const { source, id } = await destination([`${down.url}/down`])
       await track(source, 3, 'alerting')
       const verifier = new Webhook(secret)
+      const svixVerifier = new SvixWebhook(secret)
       const delivered = () =>
         alerts.requests
           .filter((r) => r.headers['webhook-id'] !== undefined)
@@ -475,13 +477,15 @@ for (const backend of backends) {
       )
       await sleep(300)
       const mine = delivered().filter((a) => a.body.data.destinationId === id)
-      // Every alert verifies with the official library, unchanged.
+      // Every alert verifies with both libraries a receiver would use, unchanged.
       for (const { request } of mine) {
-        verifier.verify(request.body.toString('utf8'), {
+        const headers = {
           'webhook-id': String(request.headers['webhook-id']),
           'webhook-timestamp': String(request.headers['webhook-timestamp']),
           'webhook-signature': String(request.headers['webhook-signature']),
-        })
+        }
+        verifier.verify(request.body.toString('utf8'), headers)
+        svixVerifier.verify(request.body.toString('utf8'), headers)
       }
       // Rate-limited: one failing alert for the URL (well over 20 failures), one dead-letter alert.
       const failingIds = new Set(
@@ -532,11 +536,13 @@ for (const backend of backends) {
         )
       }
       for (const { request } of delivered()) {
-        verifier.verify(request.body.toString('utf8'), {
+        const headers = {
           'webhook-id': String(request.headers['webhook-id']),
           'webhook-timestamp': String(request.headers['webhook-timestamp']),
           'webhook-signature': String(request.headers['webhook-signature']),
-        })
+        }
+        verifier.verify(request.body.toString('utf8'), headers)
+        svixVerifier.verify(request.body.toString('utf8'), headers)
       }
       const removed = await sluice.api('DELETE', '/api/v1/alerts')
       assert.equal(removed.status, 204)
