@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'react'
 import type uPlot from 'uplot'
 import type { SeriesRange } from '../api/queries.ts'
-import { showDots, valueRange } from '../model/chart-scale.ts'
+import { lonePoints, showDots, valueRange } from '../model/chart-scale.ts'
 
 export const RANGES: readonly SeriesRange[] = [
   { label: 'Last hour', spanMs: 3_600_000, stepSeconds: 60 },
@@ -104,12 +104,15 @@ export function Chart(props: {
             scales: { y: { range: () => valueRange(rows.flat()) } },
             series: [
               {},
-              ...series.map((each) => ({
+              ...series.map((each, index) => ({
                 label: each.label,
                 stroke: each.stroke,
                 width: 2,
                 spanGaps: true,
-                points: { show: dots, size: 7, fill: each.stroke },
+                // Every point when there are few; else only those a line would hide.
+                points: dots
+                  ? { show: true, size: 7, fill: each.stroke }
+                  : { show: true, size: 7, fill: each.stroke, filter: lonePoints(rows[index] ?? []) },
                 ...(each.fill ? { fill: each.fill } : {}),
                 ...(each.dash ? { dash: each.dash } : {}),
               })),

@@ -389,12 +389,16 @@ function UrlList({ destination }: { destination: Destination }) {
   return (
     <div className="card">
       <h2>URLs</h2>
-      <p className="muted">
-        Each URL's state comes from every attempt Sluice recorded; Attempts and Failed count the last{' '}
-        {RECENT_DELIVERIES} deliveries. A URL can be Failing while another one delivers. A Disabled URL (it
-        answered 410 Gone, or kept failing) gets nothing until it is enabled; while every URL is disabled,
-        deliveries wait.
-      </p>
+      <p className="muted">Attempts and Failed count the last {RECENT_DELIVERIES} deliveries.</p>
+      <details className="explain">
+        <summary>What Healthy, Failing and Disabled mean</summary>
+        <p className="muted">
+          The state comes from every attempt Sluice recorded. A URL that fails while another one answers is
+          Failing although its deliveries count as delivered. A Disabled URL (it answered 410 Gone, or kept
+          failing for the auto-disable period) gets nothing until it is enabled; while every URL is disabled,
+          deliveries wait.
+        </p>
+      </details>
       <TableScroll label="URLs and their recent attempts">
         <table className="url-table">
           <caption className="visually-hidden">URLs and their recent attempts</caption>
@@ -462,9 +466,16 @@ function UrlList({ destination }: { destination: Destination }) {
                       <span className="badge badge-delivered">Last attempt succeeded</span>
                     )}
                   </td>
-                  <td className="num">{(counts?.attempts ?? 0).toLocaleString()}</td>
-                  <td className="num">{(counts?.failures ?? 0).toLocaleString()}</td>
-                  <td>
+                  <td className="num" data-label="Attempts">
+                    {(counts?.attempts ?? 0).toLocaleString()}
+                  </td>
+                  <td className="num" data-label="Failed">
+                    {(counts?.failures ?? 0).toLocaleString()}
+                  </td>
+                  <td
+                    data-label="Last error"
+                    className={(state?.lastError ?? counts?.lastError) ? undefined : 'no-error'}
+                  >
                     {(state?.lastError ?? counts?.lastError) ? (
                       <>
                         <span className="error-text">{state?.lastError ?? counts?.lastError}</span>
