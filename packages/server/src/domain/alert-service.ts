@@ -3,8 +3,7 @@
  * with Standard Webhooks), and the recent events the web app shows as notices.
  */
 
-import { newWebhookSecret } from '../lib/ids.ts'
-import { fieldLabel } from '../lib/json-pointer.ts'
+import { newStandardWebhooksSecret } from '../lib/standard-webhooks-secret.ts'
 import { ValidationError } from './errors.ts'
 import {
   type AlertSettings,
@@ -13,10 +12,7 @@ import {
   type OperationalEvent,
   type OperationalEventType,
 } from './health-store.ts'
-import { validateUrl } from './webhook-settings.ts'
-
-/** A `whsec_` secret's key must be at least this many bytes (Standard Webhooks). */
-export const MIN_WEBHOOK_SECRET_BYTES = 24
+import { validateStandardWebhooksSecret, validateUrl } from './webhook-settings.ts'
 
 export interface AlertSettingsInput {
   url?: unknown
@@ -50,11 +46,15 @@ export class AlertService {
     const current = await this.#store.getAlertSettings()
     let generatedSecret: string | null = null
     let sharedSecret: string
-    if (input.sharedSecret !== undefined && input.sharedSecret !== null)
-      sharedSecret = validateWebhookSecret(input.sharedSecret, '/sharedSecret')
+    // The same rules and words as a destination's Standard Webhooks secret; null: Sluice makes one.
+    const given =
+      input.sharedSecret === undefined
+        ? undefined
+        : validateStandardWebhooksSecret(input.sharedSecret, '/sharedSecret')
+    if (given !== undefined) sharedSecret = given
     else if (current !== null && input.sharedSecret === undefined) sharedSecret = current.sharedSecret
     else {
-      sharedSecret = newWebhookSecret()
+      sharedSecret = newStandardWebhooksSecret()
       generatedSecret = sharedSecret
     }
     const events = input.events === undefined || input.events === null ? null : validateEvents(input.events)
@@ -71,29 +71,6 @@ export class AlertService {
   notices(limit: number): Promise<OperationalEvent[]> {
     return this.#store.listOperationalEvents(limit)
   }
-}
-
-/** `whsec_` and the base64 of at least 24 bytes. */
-export function validateWebhookSecret(value: unknown, field: string): string {
-  const example = 'whsec_ followed by at least 24 random bytes in base64'
-  if (typeof value !== 'string' || !value.startsWith('whsec_')) {
-    throw new ValidationError(field, `${fieldLabel(field)} must be a Standard Webhooks secret: ${example}.`)
-  }
-  const encoded = value.slice('whsec_'.length)
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || encoded.length % 4 !== 0) {
-    throw new ValidationError(
-      field,
-      `${fieldLabel(field)} is not valid base64 after "whsec_"; it must be ${example}. Omit it to have Sluice generate one.`,
-    )
-  }
-  const bytes = Buffer.from(encoded, 'base64').length
-  if (bytes < MIN_WEBHOOK_SECRET_BYTES) {
-    throw new ValidationError(
-      field,
-      `${fieldLabel(field)} holds ${bytes} bytes; at least ${MIN_WEBHOOK_SECRET_BYTES} are required. Omit it to have Sluice generate one.`,
-    )
-  }
-  return value
 }
 
 function validateEvents(value: unknown): OperationalEventType[] {

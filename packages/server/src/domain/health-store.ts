@@ -117,4 +117,10 @@ export interface HealthStore {
   getAlertSettings(): Promise<AlertSettings | null>
   /** Replaces the alert settings (null removes them). */
   putAlertSettings(settings: Omit<AlertSettings, 'updatedAt'> | null, now: number): Promise<void>
+  /**
+   * Seals the alert URL and secret with the current secret key when stored in clear or under the
+   * previous key (a rotation), only if unchanged meanwhile; answers how many rows (0 or 1). Throws
+   * when they were sealed with a key that is not configured.
+   */
+  resealAlertSettings(): Promise<number>
 }

@@ -1,6 +1,7 @@
 /**
  * Standard Webhooks secrets (standardwebhooks.com): `whsec_` and the standard base64 of the key bytes,
- * made and checked here (the settings rules and rotations use it; deliver/standard-webhooks.ts signs).
+ * made and checked here (destinations' settings, their rotations and the alert URL's secret use it;
+ * deliver/standard-webhooks.ts signs).
  */
 import { randomBytes } from 'node:crypto'
 

@@ -60,7 +60,8 @@ export const putAlertsSchema = {
       url: { type: 'string', description: 'An absolute http:// or https:// URL.' },
       sharedSecret: {
         type: ['string', 'null'],
-        description: '`whsec_` and at least 24 bytes in base64; `null` generates a new one.',
+        description:
+          '`whsec_` and standard base64 of 24 to 64 bytes, as for a destination; `null` generates a new one.',
       },
       events: { type: ['array', 'null'], items: { type: 'string' }, description: 'Default: every type.' },
     },

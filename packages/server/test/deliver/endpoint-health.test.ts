@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import type { ServerResponse } from 'node:http'
 import { after, before, describe, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
+import { Webhook as SvixWebhook } from 'svix'
 import type { Source } from '../../src/domain/sources.ts'
 import { sampleValue, scrape } from '../helpers/metrics.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
@@ -412,12 +413,22 @@ for (const backend of backends) {
         refuse = false
         answer(status)(_req, res, Buffer.alloc(0))
       })
-      const refused = await sluice.api('PUT', '/api/v1/alerts', {
-        url: `${alerts.url}/alerts`,
-        sharedSecret: 'whsec_c2hvcnQ=',
-      })
-      assert.equal(refused.status, 400)
-      assert.equal(refused.body.error.field, '/sharedSecret')
+      // A given secret follows a destination's rules, in the same words.
+      const refusals: [string, RegExp][] = [
+        ['whsec_c2hvcnQ=', /^sharedSecret encodes 5 bytes; it must encode 24 to 64/],
+        [`whsec_${Buffer.alloc(65, 1).toString('base64')}`, /encodes 65 bytes; it must encode 24 to 64/],
+        ['whsec_not base64!!', /^sharedSecret is not base64 after "whsec_"/],
+        ['c2hvcnQ=', /^sharedSecret must start with "whsec_"/],
+      ]
+      for (const [sharedSecret, message] of refusals) {
+        const refused = await sluice.api('PUT', '/api/v1/alerts', {
+          url: `${alerts.url}/alerts`,
+          sharedSecret,
+        })
+        assert.equal(refused.status, 400)
+        assert.equal(refused.body.error.field, '/sharedSecret')
+        assert.match(refused.body.error.message, message)
+      }
       const unknown = await sluice.api('PUT', '/api/v1/alerts', {
         url: `${alerts.url}/alerts`,
         events: ['nope'],
@@ -427,7 +438,11 @@ for (const backend of backends) {
       const put = await sluice.api('PUT', '/api/v1/alerts', { url: `${alerts.url}/alerts` })
       assert.equal(put.status, 200, JSON.stringify(put.body))
       const secret = put.body.sharedSecret as string
-      assert.match(secret, /^whsec_[A-Za-z0-9+/]{32}$/)
+      assert.match(
+        secret,
+        /^whsec_[A-Za-z0-9+/]{43}=$/,
+        'whsec_ and base64 of 32 bytes, as for a destination',
+      )
       const shown = await sluice.api('GET', '/api/v1/alerts')
       assert.equal(shown.status, 200)
       assert.notEqual(shown.body.sharedSecret, secret)
@@ -438,6 +453,7 @@ for (const backend of backends) {
       const { source, id } = await destination([`${down.url}/down`])
       await track(source, 3, 'alerting')
       const verifier = new Webhook(secret)
+      const svixVerifier = new SvixWebhook(secret)
       const delivered = () =>
         alerts.requests
           .filter((r) => r.headers['webhook-id'] !== undefined)
@@ -461,13 +477,15 @@ for (const backend of backends) {
       )
       await sleep(300)
       const mine = delivered().filter((a) => a.body.data.destinationId === id)
-      // Every alert verifies with the official library, unchanged.
+      // Every alert verifies with both libraries a receiver would use, unchanged.
       for (const { request } of mine) {
-        verifier.verify(request.body.toString('utf8'), {
+        const headers = {
           'webhook-id': String(request.headers['webhook-id']),
           'webhook-timestamp': String(request.headers['webhook-timestamp']),
           'webhook-signature': String(request.headers['webhook-signature']),
-        })
+        }
+        verifier.verify(request.body.toString('utf8'), headers)
+        svixVerifier.verify(request.body.toString('utf8'), headers)
       }
       // Rate-limited: one failing alert for the URL (well over 20 failures), one dead-letter alert.
       const failingIds = new Set(
@@ -518,11 +536,13 @@ for (const backend of backends) {
         )
       }
       for (const { request } of delivered()) {
-        verifier.verify(request.body.toString('utf8'), {
+        const headers = {
           'webhook-id': String(request.headers['webhook-id']),
           'webhook-timestamp': String(request.headers['webhook-timestamp']),
           'webhook-signature': String(request.headers['webhook-signature']),
-        })
+        }
+        verifier.verify(request.body.toString('utf8'), headers)
+        svixVerifier.verify(request.body.toString('utf8'), headers)
       }
       const removed = await sluice.api('DELETE', '/api/v1/alerts')
       assert.equal(removed.status, 204)

@@ -1,7 +1,8 @@
 // Secrets at rest: the data directory and its files are private (0700, 0600), destinations' settings
 // (shared secret, header values, URL) are encrypted in the database with a key kept apart from it, on
 // SQLite and PostgreSQL; settings stored in clear by an older version are sealed at start; a key can
-// be rotated with SLUICE_SECRET_KEY_PREVIOUS; a wrong key stops the start with a message that says so.
+// be rotated with SLUICE_SECRET_KEY_PREVIOUS (the alert URL and secret move to the new key too); a wrong
+// key stops the start with a message that says so.
 // Deliveries still sign with the secret, and the API answers as before.
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -9,7 +10,9 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSyn
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
 import { after, describe, test } from 'node:test'
+import { secretKeyId } from '../../src/lib/secret-box.ts'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
 import { opensslHmacSha1, type Receiver, startReceiver } from '../deliver/receivers.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
@@ -21,6 +24,8 @@ const SHARED_SECRET = `shared-${randomBytes(8).toString('hex')}`
 const HEADER_VALUE = `header-${randomBytes(8).toString('hex')}`
 const URL_TOKEN = `urltoken${randomBytes(8).toString('hex')}`
 const SECRETS = [SHARED_SECRET, HEADER_VALUE, URL_TOKEN]
+const ALERT_TOKEN = `alerttoken${randomBytes(8).toString('hex')}`
+const ALERT_SECRET = `whsec_${randomBytes(32).toString('base64')}`
 const key = () => randomBytes(32).toString('base64')
 
 const cleanup: (() => Promise<void>)[] = []
@@ -155,7 +160,26 @@ describe('secrets at rest on SQLite', () => {
     const [first, second, wrong] = [key(), key(), key()]
     let sluice = await startTestSluice({ dataDir: dir, secretKey: first })
     const { writeKey } = await createdThroughApi(sluice)
+    const alertUrl = `${(await theReceiver()).url}/alerts?token=${ALERT_TOKEN}`
+    const alerts = await sluice.api('PUT', '/api/v1/alerts', { url: alertUrl, sharedSecret: ALERT_SECRET })
+    assert.equal(alerts.status, 200, JSON.stringify(alerts.body))
     await sluice.close()
+    /** The alert settings' row as stored: which key sealed each value. */
+    const alertRow = () => {
+      const db = new DatabaseSync(join(dir, 'sluice.db'), { readOnly: true })
+      try {
+        return db.prepare('SELECT url, shared_secret FROM alert_settings').get() as {
+          url: string
+          shared_secret: string
+        }
+      } finally {
+        db.close()
+      }
+    }
+    const sealedWith = (secretKey: string) =>
+      new RegExp(`^sluice-secret:v1:${secretKeyId(Buffer.from(secretKey, 'base64'))}:`)
+    assert.match(alertRow().url, sealedWith(first))
+    assert.match(alertRow().shared_secret, sealedWith(first))
 
     await assert.rejects(startTestSluice({ dataDir: dir, secretKey: second }), (error: Error) => {
       assert.match(error.message, /encrypted with another key/)
@@ -166,10 +190,17 @@ describe('secrets at rest on SQLite', () => {
     sluice = await startTestSluice({ dataDir: dir, secretKey: second, secretKeyPrevious: first })
     await deliversSigned(sluice, writeKey)
     await sluice.close()
+    // The alert URL and secret were resealed at start, like the destination's settings.
+    assert.match(alertRow().url, sealedWith(second))
+    assert.match(alertRow().shared_secret, sealedWith(second))
 
     // Every value now under the new key: the old one is no longer needed.
     sluice = await startTestSluice({ dataDir: dir, secretKey: second })
     await deliversSigned(sluice, writeKey)
+    const shown = await sluice.api('GET', '/api/v1/alerts')
+    assert.equal(shown.status, 200, JSON.stringify(shown.body))
+    assert.equal(shown.body.url, alertUrl)
+    assert.equal(shown.body.sharedSecret, `whsec_…${ALERT_SECRET.slice(-4)}`)
     await sluice.close()
 
     await assert.rejects(startTestSluice({ dataDir: dir, secretKey: wrong }), /encrypted with another key/)
@@ -209,7 +240,8 @@ describe('secrets at rest on PostgreSQL', () => {
         await client.query(`SET search_path TO ${schema}`)
         const destinations = (await client.query('SELECT * FROM destinations')).rows
         const sources = (await client.query('SELECT * FROM sources')).rows
-        return JSON.stringify([destinations, sources])
+        const alerts = (await client.query('SELECT * FROM alert_settings')).rows
+        return JSON.stringify([destinations, sources, alerts])
       })
     const secretKeys = { current: key() }
     const old = await openPgStore(schema)
@@ -221,9 +253,16 @@ describe('secrets at rest on PostgreSQL', () => {
       sourceIds: [source.id],
       settings: settings(await theReceiver()),
     })
+    const alertSettings = {
+      url: `https://ops.example.com/alerts?token=${ALERT_TOKEN}`,
+      sharedSecret: ALERT_SECRET,
+      events: null,
+    }
+    await old.putAlertSettings(alertSettings, Date.now())
     await old.close()
     assert.equal((await rows()).includes(SHARED_SECRET), true)
     assert.equal((await rows()).includes(source.writeKey), true)
+    assert.equal((await rows()).includes(ALERT_TOKEN), true)
 
     const store = await openPgStore(schema, { secretKeys })
     await store.createDestination({
@@ -234,9 +273,11 @@ describe('secrets at rest on PostgreSQL', () => {
       settings: settings(await theReceiver()),
     })
     const raw = await rows()
-    for (const secret of [...SECRETS, source.writeKey])
+    for (const secret of [...SECRETS, source.writeKey, ALERT_TOKEN, ALERT_SECRET])
       assert.equal(raw.includes(secret), false, `${secret} in a row`)
     assert.equal((await store.getSourceByWriteKey(source.writeKey))?.id, source.id)
+    const { updatedAt: _, ...alertsRead } = (await store.getAlertSettings())!
+    assert.deepEqual(alertsRead, alertSettings)
     const destinations = await store.listDestinations()
     assert.deepEqual(
       destinations.map((d) => d.settings),

@@ -223,12 +223,53 @@ describe('the web app, day to day', () => {
     const detailBox = (await detail.boundingBox())!
     assert.ok(detailBox.y >= tableBox.y + tableBox.height, 'the detail starts below the list')
     await assertAccessible(page, 'the destination page with a delivery open')
-    await bothWidths('destination', `/destinations/${destinationId}`, (p) =>
-      p
+    // The charts' legend: no "Time: --" row; each line's total, and a hovered minute's time and values.
+    // Charts refresh every 30 s: a reload draws the attempts made since the page opened.
+    await page.reload()
+    const attempts = page.locator('figure.chart').filter({ hasText: 'Attempts' })
+    const legend = attempts.locator('.chart-legend')
+    await attempts.locator('canvas').first().waitFor({ timeout: SLOW })
+    await legend.getByText('Total').waitFor({ timeout: SLOW })
+    assert.equal(await page.locator('.u-legend').count(), 0, "uPlot's own legend is off")
+    assert.match((await legend.textContent()) ?? '', /^TotalSucceeded \d+Failed \d+$/)
+    await attempts.scrollIntoViewIfNeeded()
+    const plot = (await attempts.locator('.u-over').boundingBox())!
+    await page.mouse.move(plot.x + plot.width - 1, plot.y + plot.height / 2)
+    await until(
+      'the hovered minute in the legend',
+      async () => (await legend.textContent()) ?? '',
+      (text) => /^\d{1,2}:\d{2}\s?[AP]MSucceeded \d+Failed \d+$/.test(text),
+    )
+    await page.mouse.move(0, 0)
+    await bothWidths('destination', `/destinations/${destinationId}`, async (p) => {
+      await p.getByRole('table', { name: 'URLs and their recent attempts' }).waitFor({ timeout: SLOW })
+      const deliveries = p.getByRole('button', { name: 'Deliveries', exact: true })
+      // A phone gets the sections folded, each a button with its summary; a wide screen opens them.
+      const phoneWide = p === phone
+      for (const name of [
+        'Connected sources',
+        'Signature',
+        'What it gets',
+        'Over time',
+        'Replays',
+        'Deliveries',
+      ]) {
+        assert.equal(
+          await p.getByRole('button', { name, exact: true }).getAttribute('aria-expanded'),
+          String(!phoneWide),
+          `${name} ${phoneWide ? 'folded on a phone' : 'open on a wide screen'}`,
+        )
+      }
+      if (phoneWide) {
+        assert.equal(await p.getByRole('table', { name: 'Deliveries, newest first' }).isVisible(), false)
+        await deliveries.click()
+        assert.equal(await deliveries.getAttribute('aria-expanded'), 'true')
+      }
+      await p
         .getByRole('table', { name: 'Deliveries, newest first' })
         .getByText('Cart Viewed')
-        .waitFor({ timeout: SLOW }),
-    )
+        .waitFor({ timeout: SLOW })
+    })
   })
 
   test('Edit: the form is filled in, the secret left empty stays; a call then reaches the new URL signed', async () => {
@@ -240,9 +281,21 @@ describe('the web app, day to day', () => {
     assert.equal(await page.getByLabel('URL 2').inputValue(), `${refusing.url}/hooks`)
     assert.equal(await page.getByLabel('Shared secret').inputValue(), '', 'the secret is not shown')
     assert.ok(await page.getByLabel('Web shop').isChecked())
-    await bothWidths('destination-edit', `/destinations/${destinationId}/edit`, (p) =>
-      p.getByLabel('URL 2').waitFor({ timeout: SLOW }),
-    )
+    await bothWidths('destination-edit', `/destinations/${destinationId}/edit`, async (p) => {
+      await p.getByLabel('URL 2').waitFor({ timeout: SLOW })
+      if (p !== phone) return
+      // On a phone the form's parts are buttons that scroll to each.
+      const parts = p.getByRole('navigation', { name: 'Parts of the form' })
+      await parts.getByRole('button', { name: 'What it gets' }).click()
+      const top = await p
+        .getByLabel('Subscription')
+        .evaluate((element: any) => element.getBoundingClientRect().top)
+      assert.ok(top >= 0 && top < 844, `the Subscription field is on the screen (top ${top})`)
+      await p.evaluate(() => {
+        ;(globalThis as any).document.activeElement?.blur()
+        ;(globalThis as any).scrollTo(0, 0)
+      })
+    })
     await page.getByLabel('URL 1').fill(`${second.url}/new`)
     await page.getByRole('button', { name: 'Remove URL 2' }).click()
     await page.getByRole('button', { name: 'Save changes' }).click()

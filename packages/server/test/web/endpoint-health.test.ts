@@ -115,6 +115,23 @@ describe('the web app shows endpoint health', () => {
     await notices.getByText(/was disabled/).waitFor({ timeout: SLOW })
     await screenshot(page, 'health-disabled')
     await assertAccessible(page, 'a destination with a disabled URL')
+    // On a phone the URL reads as a block: its state, why, and the Enable button, without sideways scroll.
+    const phone = await page.context().newPage()
+    try {
+      await phone.setViewportSize({ width: 390, height: 844 })
+      await phone.goto(`${sluice.url}/destinations/${goneId}`)
+      await phone.getByRole('button', { name: 'Enable URL 1' }).waitFor({ timeout: SLOW })
+      await phone.getByText('Gets no requests until it is enabled.').waitFor()
+      await screenshot(phone, 'health-disabled-390')
+      await assertAccessible(phone, 'a destination with a disabled URL on a phone')
+      const overflow = await phone.evaluate(() => {
+        const root = (globalThis as any).document.scrollingElement
+        return root.scrollWidth - root.clientWidth
+      })
+      assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px`)
+    } finally {
+      await phone.close()
+    }
     // What waited while the only URL was disabled goes out once it is enabled.
     assert.equal(gone.requests.length, 1)
     await row.getByRole('button', { name: 'Enable URL 1' }).click()

@@ -232,7 +232,7 @@ describe('the web app in Chromium', () => {
       .waitFor()
     // The charts come from the series endpoint; uPlot draws them on a canvas once loaded.
     await page.getByRole('img', { name: 'Attempts chart' }).locator('canvas').first().waitFor()
-    await page.getByRole('img', { name: 'Latency (ms) chart' }).locator('canvas').first().waitFor()
+    await page.getByRole('img', { name: 'Latency chart' }).locator('canvas').first().waitFor()
     await page.getByLabel('Last week').check()
     await page.getByRole('img', { name: 'Attempts chart' }).locator('canvas').first().waitFor()
     await assertAccessible(page, 'the destination page with a failed delivery')

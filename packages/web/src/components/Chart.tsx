@@ -5,7 +5,7 @@
 import { useEffect, useRef, useState } from 'react'
 import type uPlot from 'uplot'
 import type { SeriesRange } from '../api/queries.ts'
-import { showDots, valueRange } from '../model/chart-scale.ts'
+import { lonePoints, showDots, valueRange } from '../model/chart-scale.ts'
 
 export const RANGES: readonly SeriesRange[] = [
   { label: 'Last hour', spanMs: 3_600_000, stepSeconds: 60 },
@@ -39,17 +39,52 @@ export function RangeChoice({
   )
 }
 
-/** A line chart of `data` (times first, then one row per series, drawn in order: the last on top). */
+/** One line of a chart. `fill` shades the area under it; `dash` draws it dashed (e.g. `[6, 4]`). */
+export interface ChartSeries {
+  label: string
+  stroke: string
+  fill?: string
+  dash?: number[]
+}
+
+/** Steps of the value axis for counts: whole numbers only (never "0.5 attempts"). */
+const COUNT_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000]
+
+/** A point's time, as the readout says it: with the day when the range is longer than a day. */
+function pointTime(seconds: number, spanSeconds: number): string {
+  return new Date(seconds * 1000).toLocaleString(
+    undefined,
+    spanSeconds > 86_400
+      ? { weekday: 'short', hour: '2-digit', minute: '2-digit' }
+      : { hour: '2-digit', minute: '2-digit' },
+  )
+}
+
+/**
+ * A line chart of `data` (times first, then one row per series, drawn in order: the last on top), with
+ * its own legend: each line's marker, name and value — the hovered point's, else `rest` (the range's
+ * total, or the latest value). uPlot's legend ("Time: --" and a "--" per line until hovered) is off.
+ * Without data in the range, `empty` says so over the axes.
+ */
 export function Chart(props: {
   title: string
   data: (number | null)[][]
-  /** `fill` shades the area under a line; `dash` draws it dashed (e.g. `[6, 4]`). */
-  series: { label: string; stroke: string; fill?: string; dash?: number[] }[]
+  series: ChartSeries[]
+  /** What the legend shows while nothing is hovered: each line's sum, or its latest value. */
+  rest: 'total' | 'latest'
+  /** Counts: the value axis has whole steps. */
+  counts?: boolean
+  /** How a value reads (default: the number, e.g. "1,204"). */
+  format?: (value: number) => string
+  /** Said over the axes when the range has no data, e.g. "No attempts in the last hour". */
+  empty: string
 }) {
   const container = useRef<HTMLDivElement>(null)
   const plot = useRef<uPlot | null>(null)
   const [failure, setFailure] = useState<string | null>(null)
-  const { title, data, series } = props
+  const [hovered, setHovered] = useState<number | null>(null)
+  const { title, data, series, rest, counts = false, empty } = props
+  const format = props.format ?? ((value: number) => value.toLocaleString())
   const key = JSON.stringify(data)
   // biome-ignore lint/correctness/useExhaustiveDependencies: redrawn when the data (its JSON) changes.
   useEffect(() => {
@@ -58,26 +93,32 @@ export function Chart(props: {
       ([{ default: UPlot }]) => {
         if (cancelled || !container.current) return
         plot.current?.destroy()
+        setHovered(null)
         const rows = data.slice(1)
         const dots = showDots(rows)
         plot.current = new UPlot(
           {
             width: Math.max(260, container.current.clientWidth),
             height: 200,
+            legend: { show: false },
             scales: { y: { range: () => valueRange(rows.flat()) } },
             series: [
               {},
-              ...series.map((each) => ({
+              ...series.map((each, index) => ({
                 label: each.label,
                 stroke: each.stroke,
                 width: 2,
                 spanGaps: true,
-                points: { show: dots, size: 7, fill: each.stroke },
+                // Every point when there are few; else only those a line would hide.
+                points: dots
+                  ? { show: true, size: 7, fill: each.stroke }
+                  : { show: true, size: 7, fill: each.stroke, filter: lonePoints(rows[index] ?? []) },
                 ...(each.fill ? { fill: each.fill } : {}),
                 ...(each.dash ? { dash: each.dash } : {}),
               })),
             ],
-            axes: [{}, { size: 50 }],
+            axes: [{}, { size: 50, ...(counts ? { incrs: COUNT_STEPS } : {}) }],
+            hooks: { setCursor: [(chart) => setHovered(chart.cursor.idx ?? null)] },
           },
           data as uPlot.AlignedData,
           container.current,
@@ -89,11 +130,59 @@ export function Chart(props: {
       cancelled = true
     }
   }, [key])
+  // The chart follows its card's width (a phone turned, a window resized).
+  useEffect(() => {
+    const element = container.current
+    if (!element || typeof ResizeObserver === 'undefined') return
+    const observer = new ResizeObserver(() => {
+      const width = Math.max(260, element.clientWidth)
+      if (plot.current && plot.current.width !== width) plot.current.setSize({ width, height: 200 })
+    })
+    observer.observe(element)
+    return () => observer.disconnect()
+  }, [])
   useEffect(() => () => plot.current?.destroy(), [])
+  const times = data[0] ?? []
+  const rows = data.slice(1)
+  const hasData = rows.some((row) => row.some((value) => value !== null && value !== 0))
+  const span = times.length > 1 ? (times.at(-1) ?? 0) - (times[0] ?? 0) : 0
+  const hoveredTime = hovered === null ? undefined : times[hovered]
+  const shownValue = (row: (number | null)[]): number | null => {
+    if (hovered !== null) return row[hovered] ?? null
+    if (rest === 'total') return row.reduce<number>((sum, value) => sum + (value ?? 0), 0)
+    return row.findLast((value) => value !== null) ?? null
+  }
   return (
     <figure className="chart">
       <figcaption>{title}</figcaption>
-      <div ref={container} role="img" aria-label={`${title} chart`} />
+      {hasData && (
+        <div className="chart-legend">
+          <span className="chart-when">
+            {hoveredTime !== undefined && hoveredTime !== null
+              ? pointTime(hoveredTime, span)
+              : rest === 'total'
+                ? 'Total'
+                : 'Latest'}
+          </span>
+          {series.map((each, index) => {
+            const value = shownValue(rows[index] ?? [])
+            return (
+              <span key={each.label} className="chart-key">
+                <span
+                  className={`chart-marker${each.dash ? ' dashed' : ''}`}
+                  style={{ borderColor: each.stroke, background: each.fill ?? 'transparent' }}
+                  aria-hidden="true"
+                />
+                {each.label} <strong className="chart-value">{value === null ? '—' : format(value)}</strong>
+              </span>
+            )
+          })}
+        </div>
+      )}
+      <div className="chart-plot">
+        <div ref={container} role="img" aria-label={`${title} chart`} />
+        {!hasData && times.length > 0 && <p className="chart-empty">{empty}</p>}
+      </div>
       {failure && <p className="muted">{failure}</p>}
     </figure>
   )

@@ -16,6 +16,7 @@ import { useCanWrite } from '../session.ts'
 import { CodeBlock, formatTime, StatusBadge } from '../ui/content.tsx'
 import { ErrorBox, FieldError } from '../ui/errors.tsx'
 import { Select, TextField } from '../ui/fields.tsx'
+import { Fold } from '../ui/fold.tsx'
 import { EmptyState, ListStates, TableScroll } from '../ui/lists.tsx'
 
 /** Filter choices; the empty one is "Any". */
@@ -66,9 +67,15 @@ export function Deliveries({ destinationId }: { destinationId: string }) {
   const list = deliveries.data?.deliveries ?? []
   const current = list.find((delivery) => delivery.id === selected)
   const filtered = Object.values(filters).some((value) => value !== '')
+  const summary = deliveries.isPending
+    ? undefined
+    : list.length === 0
+      ? filtered
+        ? 'None match the filters'
+        : 'None yet'
+      : `Latest ${list.length.toLocaleString()}${filtered ? ', filtered' : ''}`
   return (
-    <div className="card">
-      <h2>Deliveries</h2>
+    <Fold title="Deliveries" summary={summary}>
       <form className="filters" aria-label="Filter deliveries" onSubmit={(event) => event.preventDefault()}>
         <Select
           label="Status"
@@ -177,7 +184,7 @@ export function Deliveries({ destinationId }: { destinationId: string }) {
         </TableScroll>
         {current && <DeliveryDetail delivery={current} onClose={() => setSelected(null)} />}
       </ListStates>
-    </div>
+    </Fold>
   )
 }
 

@@ -30,11 +30,14 @@ const ACTION_LABELS: Record<(typeof FILTER_ACTIONS)[number], string> = {
 }
 
 export function DeliveryPolicyEditor({
+  id: fieldsetId,
   draft,
   onChange,
   error,
   sourceIds,
 }: {
+  /** The fieldset's id, e.g. for a link that scrolls to it. */
+  id?: string
   draft: PolicyDraft
   onChange: (draft: PolicyDraft) => void
   /** The save's error: shown at the field it points at. */
@@ -57,7 +60,7 @@ export function DeliveryPolicyEditor({
     set({ filters: draft.filters.map((filter, at) => (at === index ? { ...filter, ...change } : filter)) })
   const mappingFailed = problem !== null || errorConcerns(shownError, '/settings/mapping')
   return (
-    <fieldset className="card">
+    <fieldset className="card" id={fieldsetId}>
       <legend>6. What this destination gets</legend>
       <p className="hint">
         All optional. Without them every call of the sources is sent, in the documented shape, with POST.

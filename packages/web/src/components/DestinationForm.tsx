@@ -86,6 +86,7 @@ export function DestinationForm({
   )
   const [policy, setPolicy] = useState<PolicyDraft>(() => policyDraft(destination?.settings))
   const secretSet = destination?.settings.sharedSecretSet ?? false
+  const formId = useId()
   const save = useMutation({
     mutationFn: async () => {
       const saved = await saveDestination()
@@ -147,6 +148,7 @@ export function DestinationForm({
     if (mappingProblem(policy.mapping) === null) save.mutate()
   }
   const error = save.error
+  const part = (name: string) => `${formId}-${name}`
   return (
     <form
       onSubmit={submit}
@@ -154,11 +156,23 @@ export function DestinationForm({
       noValidate
       aria-label={editing ? 'Edit destination' : undefined}
     >
-      <fieldset className="card">
+      <FormParts
+        parts={[
+          [part('name'), 'Name'],
+          [part('sources'), 'Sources'],
+          [part('urls'), 'URLs'],
+          [part('signature'), 'Signature'],
+          [part('enable'), 'Enable'],
+          [part('gets'), 'What it gets'],
+          [part('save'), 'Save'],
+        ]}
+      />
+      <fieldset className="card" id={part('name')}>
         <legend>1. Name</legend>
         <TextField label="Destination name" value={name} onChange={setName} error={error} field="/name" />
       </fieldset>
       <CheckboxList
+        id={part('sources')}
         legend="2. Sources"
         className="card"
         items={sources.data?.sources ?? []}
@@ -188,7 +202,7 @@ export function DestinationForm({
           }
         />
       </div>
-      <fieldset className="card">
+      <fieldset className="card" id={part('urls')}>
         <legend>3. URLs (up to {MAX_URLS})</legend>
         <p className="hint">
           Each call is sent to every URL until one answers with 2xx. Headers are sent with their URL only.
@@ -215,7 +229,7 @@ export function DestinationForm({
           </button>
         )}
       </fieldset>
-      <fieldset className="card">
+      <fieldset className="card" id={part('signature')}>
         <legend>4. Signature</legend>
         <TextField
           label="Shared secret"
@@ -263,16 +277,22 @@ export function DestinationForm({
           and shows it once, after saving.
         </p>
       </fieldset>
-      <fieldset className="card">
+      <fieldset className="card" id={part('enable')}>
         <legend>5. Enable</legend>
         <label className="check">
           <input type="checkbox" checked={enabled} onChange={(event) => setEnabled(event.target.checked)} />{' '}
           Enabled: send data as soon as it is saved
         </label>
       </fieldset>
-      <DeliveryPolicyEditor draft={policy} onChange={setPolicy} error={error} sourceIds={sourceIds} />
+      <DeliveryPolicyEditor
+        id={part('gets')}
+        draft={policy}
+        onChange={setPolicy}
+        error={error}
+        sourceIds={sourceIds}
+      />
       <ErrorBox error={error} fields={['/name', '/sourceIds', '/settings']} />
-      <div className="row-actions">
+      <div className="row-actions" id={part('save')}>
         <button type="submit" disabled={save.isPending}>
           {editing ? 'Save changes' : 'Save destination'}
         </button>
@@ -283,6 +303,33 @@ export function DestinationForm({
         )}
       </div>
     </form>
+  )
+}
+
+/**
+ * On a phone, the form's parts as buttons that scroll to each: the form is several screens long.
+ * Buttons, not links to fragments: a fragment would be a navigation, and the form keeps what was typed.
+ */
+function FormParts({ parts }: { parts: [id: string, label: string][] }) {
+  return (
+    <nav className="form-parts" aria-label="Parts of the form">
+      {parts.map(([id, label]) => (
+        <button
+          key={id}
+          type="button"
+          className="secondary"
+          onClick={() => {
+            const target = document.getElementById(id)
+            target?.scrollIntoView({ block: 'start' })
+            target
+              ?.querySelector<HTMLElement>('input, textarea, select, button')
+              ?.focus({ preventScroll: true })
+          }}
+        >
+          {label}
+        </button>
+      ))}
+    </nav>
   )
 }
 

@@ -10,6 +10,7 @@ import { useCanWrite } from '../session.ts'
 import { formatTime } from '../ui/content.tsx'
 import { ErrorBox } from '../ui/errors.tsx'
 import { TextField } from '../ui/fields.tsx'
+import { Fold } from '../ui/fold.tsx'
 import { Loading, TableScroll } from '../ui/lists.tsx'
 
 /** A `datetime-local` value (local time, minutes) for an instant. */
@@ -25,7 +26,8 @@ const STATUS_BADGES: Record<Replay['status'], string> = {
   FAILED: 'badge-failed',
 }
 
-export function Replays({ destinationId }: { destinationId: string }) {
+/** `open`: shown open at first, e.g. when the save just started one. */
+export function Replays({ destinationId, open }: { destinationId: string; open?: boolean | undefined }) {
   const canWrite = useCanWrite()
   const list = useQuery({
     ...queries.replays(destinationId),
@@ -34,9 +36,16 @@ export function Replays({ destinationId }: { destinationId: string }) {
       query.state.data?.replays.some((replay) => replay.status === 'RUNNING') ? 1_000 : 10_000,
   })
   const replays = list.data?.replays ?? []
+  const running = replays.filter((replay) => replay.status === 'RUNNING').length
+  const summary = list.isPending
+    ? undefined
+    : running > 0
+      ? `${running.toLocaleString()} running`
+      : replays.length === 0
+        ? 'None yet'
+        : `${replays.length.toLocaleString()} done`
   return (
-    <div className="card">
-      <h2 id="replays">Replays</h2>
+    <Fold title="Replays" headingId="replays" summary={summary} {...(open === undefined ? {} : { open })}>
       <p className="muted">
         Send stored calls received in a window to this destination again, through its subscription, filters,
         mapping and batching. Calls it already got are skipped. Live calls go first.
@@ -86,7 +95,7 @@ export function Replays({ destinationId }: { destinationId: string }) {
         </TableScroll>
       )}
       <ErrorBox error={list.error} />
-    </div>
+    </Fold>
   )
 }
 

@@ -25,6 +25,9 @@ export function SourceChart({ sourceId }: { sourceId: string }) {
           title="Calls stored"
           data={[points.map((point) => Date.parse(point.at) / 1000), points.map((point) => point.accepted)]}
           series={[{ label: 'Stored', stroke: '#0b5cad' }]}
+          rest="total"
+          counts
+          empty={`No calls stored in the ${range.label.toLowerCase()}`}
         />
       </div>
     </div>

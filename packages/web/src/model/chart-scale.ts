@@ -20,3 +20,17 @@ export const DOTS_UP_TO = 12
 export function showDots(rows: readonly (readonly (number | null)[])[]): boolean {
   return rows.every((row) => row.filter((value) => value !== null).length <= DOTS_UP_TO)
 }
+
+/**
+ * The points of a long series that a line alone would hide: a value (not empty, not 0) whose
+ * neighbours are empty or 0, e.g. the one minute with attempts in an hour of zeros, drawn as a spike
+ * against the axis's edge. Each gets a dot.
+ */
+export function lonePoints(row: readonly (number | null)[]): number[] {
+  const empty = (value: number | null | undefined) => value === null || value === undefined || value === 0
+  const lone: number[] = []
+  row.forEach((value, index) => {
+    if (!empty(value) && empty(row[index - 1]) && empty(row[index + 1])) lone.push(index)
+  })
+  return lone
+}

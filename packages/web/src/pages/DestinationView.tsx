@@ -11,11 +11,13 @@ import { Replays } from '../components/Replays.tsx'
 import { RotateSecret } from '../components/RotateSecret.tsx'
 import { TestEvent } from '../components/TestEvent.tsx'
 import { attemptsByUrl } from '../model/url-attempts.ts'
+import { urlHealthWords } from '../model/url-health-words.ts'
 import { navigate } from '../router.ts'
 import { useCanWrite } from '../session.ts'
 import { CopyButton, formatTime, Link } from '../ui/content.tsx'
 import { ConfirmButton } from '../ui/dialog.tsx'
 import { ErrorBox } from '../ui/errors.tsx'
+import { Fold } from '../ui/fold.tsx'
 import { AdminOnly, Loading, TableScroll } from '../ui/lists.tsx'
 import { NotFound } from './NotFound.tsx'
 
@@ -65,6 +67,8 @@ const STAT_LABELS = [
   ['filtered', 'Filtered out'],
   ['sampledOut', 'Sampled out'],
 ] as const
+
+const plural = (count: number, noun: string) => `${count.toLocaleString()} ${noun}${count === 1 ? '' : 's'}`
 
 /** Deliveries read to count each URL's recent attempts. */
 const RECENT_DELIVERIES = 200
@@ -215,27 +219,35 @@ function Overview({ destination: data }: { destination: Destination }) {
           </dd>
         </div>
       </dl>
+      {/* Each URL's health first: what a day-to-day visit is for. The rest folds away on a phone. */}
+      <UrlList destination={data} />
+      <Notices destinationId={id} />
       <div className="two-columns">
         <ConnectedSources destination={data} />
         <Signature destination={data} />
       </div>
       <PolicySummary destination={data} />
-      <UrlList destination={data} />
-      <Notices destinationId={id} />
       <DeliveryCharts destinationId={id} />
-      <Replays destinationId={id} />
+      <Replays destinationId={id} open={saved?.backfill?.replay ? true : undefined} />
       <Deliveries destinationId={id} />
     </section>
   )
 }
 
-/** What the destination gets, as saved: its subscription, filters, mapping and method. */
+/** What the destination gets, as saved: its subscription, filters, mapping, method and batching. */
 function PolicySummary({ destination }: { destination: Destination }) {
-  const { subscription, filters, mapping, method } = destination.settings
-  if (!subscription && !filters?.length && !mapping && (method ?? 'POST') === 'POST') return null
+  const { subscription, filters, mapping, method, batching } = destination.settings
+  const summary = [
+    subscription ? 'Subscription' : 'Every call',
+    filters?.length ? plural(filters.length, 'filter') : null,
+    mapping ? 'mapped body' : null,
+    method ?? 'POST',
+    batching ? 'batched' : null,
+  ]
+    .filter((part) => part !== null)
+    .join(' · ')
   return (
-    <div className="card">
-      <h2>What it gets</h2>
+    <Fold title="What it gets" summary={summary}>
       <dl className="policy-summary">
         <dt>Subscription</dt>
         <dd>{subscription ? <code>{subscription}</code> : 'Every call of its sources'}</dd>
@@ -264,8 +276,14 @@ function PolicySummary({ destination }: { destination: Destination }) {
         <dd>
           {mapping ? 'Mapped (see Edit)' : 'The documented shape'}, sent with {method ?? 'POST'}
         </dd>
+        <dt>Batching</dt>
+        <dd>
+          {batching
+            ? `Up to ${plural(batching.maxEvents, 'message')} or ${batching.maxBytes.toLocaleString()} bytes per request, waiting at most ${batching.maxWaitMs.toLocaleString()} ms`
+            : 'One message per request'}
+        </dd>
       </dl>
-    </div>
+    </Fold>
   )
 }
 
@@ -280,9 +298,12 @@ function Signature({ destination }: { destination: Destination }) {
   if (settings.sharedSecretSet) kinds.push('sharedSecret')
   const rotations = useQuery({ ...queries.rotations(id), enabled: kinds.length > 0 })
   const latest = rotations.data?.rotations.slice(0, 3) ?? []
+  const summary =
+    [standardWebhooks ? 'Standard Webhooks' : null, xSignature ? 'X-Signature' : null]
+      .filter((part) => part !== null)
+      .join(' and ') || 'Unsigned'
   return (
-    <div className="card">
-      <h2>Signature</h2>
+    <Fold title="Signature" summary={summary}>
       {standardWebhooks && (
         <p>
           Standard Webhooks: each request carries webhook-id, webhook-timestamp and webhook-signature
@@ -310,7 +331,7 @@ function Signature({ destination }: { destination: Destination }) {
         </p>
       )}
       {canWrite && <TestEvent destinationId={id} />}
-    </div>
+    </Fold>
   )
 }
 
@@ -321,8 +342,11 @@ function ConnectedSources({ destination }: { destination: Destination }) {
     destination.sourceIds.includes(source.id),
   )
   return (
-    <div className="card">
-      <h2 id="connected-sources">Connected sources</h2>
+    <Fold
+      title="Connected sources"
+      headingId="connected-sources"
+      summary={sources.isPending ? undefined : connected.length ? plural(connected.length, 'source') : 'None'}
+    >
       {sources.isPending ? (
         <Loading what="sources" />
       ) : connected.length === 0 ? (
@@ -340,7 +364,7 @@ function ConnectedSources({ destination }: { destination: Destination }) {
           ))}
         </ul>
       )}
-    </div>
+    </Fold>
   )
 }
 
@@ -365,12 +389,16 @@ function UrlList({ destination }: { destination: Destination }) {
   return (
     <div className="card">
       <h2>URLs</h2>
-      <p className="muted">
-        State from every attempt Sluice recorded; attempts and failures over the last {RECENT_DELIVERIES}{' '}
-        deliveries. A URL that fails while another answers is Failing although its deliveries count as
-        delivered. A Disabled URL (it answered 410 Gone, or failed for the auto-disable period) gets nothing
-        until it is enabled; while every URL is disabled, deliveries wait.
-      </p>
+      <p className="muted">Attempts and Failed count the last {RECENT_DELIVERIES} deliveries.</p>
+      <details className="explain">
+        <summary>What Healthy, Failing and Disabled mean</summary>
+        <p className="muted">
+          The state comes from every attempt Sluice recorded. A URL that fails while another one answers is
+          Failing although its deliveries count as delivered. A Disabled URL (it answered 410 Gone, or kept
+          failing for the auto-disable period) gets nothing until it is enabled; while every URL is disabled,
+          deliveries wait.
+        </p>
+      </details>
       <TableScroll label="URLs and their recent attempts">
         <table className="url-table">
           <caption className="visually-hidden">URLs and their recent attempts</caption>
@@ -414,31 +442,20 @@ function UrlList({ destination }: { destination: Destination }) {
                             {state.disabledReason}{' '}
                             {state.disabledAt && (
                               <span className="muted">Since {formatTime(state.disabledAt)}.</span>
-                            )}{' '}
-                            {canWrite && (
-                              <button
-                                type="button"
-                                className="secondary"
-                                disabled={enable.isPending}
-                                onClick={() => enable.mutate(index)}
-                                aria-label={`Enable URL ${index + 1}`}
-                              >
-                                Enable
-                              </button>
                             )}
                           </p>
                         )}
-                        {state.state !== 'disabled' && state.consecutiveFailures > 0 && (
-                          <span className="muted">
-                            {' '}
-                            {state.consecutiveFailures.toLocaleString()} in a row
-                          </span>
-                        )}
-                        {state.successRate1h !== null && (
-                          <span className="muted url-rate">
-                            {' '}
-                            {Math.round(state.successRate1h * 100)}% succeeded in the last hour
-                          </span>
+                        <p className="muted url-health">{urlHealthWords(state)}</p>
+                        {state.state === 'disabled' && canWrite && (
+                          <button
+                            type="button"
+                            className="secondary"
+                            disabled={enable.isPending}
+                            onClick={() => enable.mutate(index)}
+                            aria-label={`Enable URL ${index + 1}`}
+                          >
+                            Enable
+                          </button>
                         )}
                       </>
                     ) : counts === undefined ? (
@@ -449,9 +466,16 @@ function UrlList({ destination }: { destination: Destination }) {
                       <span className="badge badge-delivered">Last attempt succeeded</span>
                     )}
                   </td>
-                  <td className="num">{(counts?.attempts ?? 0).toLocaleString()}</td>
-                  <td className="num">{(counts?.failures ?? 0).toLocaleString()}</td>
-                  <td>
+                  <td className="num" data-label="Attempts">
+                    {(counts?.attempts ?? 0).toLocaleString()}
+                  </td>
+                  <td className="num" data-label="Failed">
+                    {(counts?.failures ?? 0).toLocaleString()}
+                  </td>
+                  <td
+                    data-label="Last error"
+                    className={(state?.lastError ?? counts?.lastError) ? undefined : 'no-error'}
+                  >
                     {(state?.lastError ?? counts?.lastError) ? (
                       <>
                         <span className="error-text">{state?.lastError ?? counts?.lastError}</span>

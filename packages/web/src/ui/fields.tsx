@@ -105,6 +105,7 @@ export function SelectField<Value extends string>(
  * the list. `children` come first: a hint, or a note that the items are loading or that there are none.
  */
 export function CheckboxList({
+  id,
   legend,
   className = 'plain-fieldset',
   items,
@@ -114,6 +115,8 @@ export function CheckboxList({
   field,
   children,
 }: {
+  /** The fieldset's id, e.g. for a link that scrolls to it. */
+  id?: string
   legend: string
   className?: string
   items: readonly { id: string; name: string }[]
@@ -125,7 +128,7 @@ export function CheckboxList({
   children?: ReactNode
 }) {
   return (
-    <fieldset className={className}>
+    <fieldset className={className} id={id}>
       <legend>{legend}</legend>
       {children}
       {items.map((item) => (

@@ -126,6 +126,25 @@ export class HealthCore implements HealthStore {
     })
   }
 
+  /**
+   * Seals with the current secret key the alert URL and secret when stored in clear or under an older
+   * key, only if unchanged meanwhile; answers how many rows it resealed (0 or 1). Run by `migrate`;
+   * throws when they were sealed with a key that is not configured.
+   */
+  async resealAlertSettings(): Promise<number> {
+    const row = await this.#sql.operationalEvents.getSettings()
+    if (!row) return 0
+    // Opened first, even when current: a value no configured key opens stops the start here.
+    const url = this.#secrets.open(row.url, ALERT_SETTINGS_CONTEXT, 'the alert URL')
+    const secret = this.#secrets.open(row.shared_secret, ALERT_SETTINGS_CONTEXT, 'the alert secret')
+    if (!this.#secrets.stale(row.url) && !this.#secrets.stale(row.shared_secret)) return 0
+    const resealed = await this.#sql.operationalEvents.replaceSealedSettings(row, {
+      url: this.#secrets.seal(url, ALERT_SETTINGS_CONTEXT),
+      shared_secret: this.#secrets.seal(secret, ALERT_SETTINGS_CONTEXT),
+    })
+    return resealed ? 1 : 0
+  }
+
   async putAlertSettings(settings: Omit<AlertSettings, 'updatedAt'> | null, now: number): Promise<void> {
     await this.#sql.operationalEvents.putSettings(
       settings === null

@@ -207,6 +207,7 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
     await applyMigrations(this.#sql.migrations, STORE_NAMES[this.kind])
     await this.areas.deliveries.resealSecrets()
     await this.areas.sources.resealWriteKeys()
+    await this.areas.health.resealAlertSettings()
   }
 
   async ping(): Promise<boolean> {

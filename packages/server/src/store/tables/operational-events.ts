@@ -52,7 +52,15 @@ export interface OperationalEventsSql {
   getSettings(): Awaitable<AlertSettingsRow | undefined>
   /** Replaces the one row; null deletes it. */
   putSettings(row: AlertSettingsRow | null): Awaitable<void>
+  /**
+   * Sets the row's URL and secret to `to` only if they still are `from` (a reseal that never undoes a
+   * change made meanwhile); true when it did.
+   */
+  replaceSealedSettings(from: SealedAlertSettings, to: SealedAlertSettings): Awaitable<boolean>
 }
+
+/** The alert settings' values kept sealed at rest. */
+export type SealedAlertSettings = Pick<AlertSettingsRow, 'url' | 'shared_secret'>
 
 export function toOperationalEvent(row: OperationalEventRow): OperationalEvent {
   const body = JSON.parse(row.body) as { data: Record<string, unknown> }

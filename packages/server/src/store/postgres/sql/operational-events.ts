@@ -75,5 +75,13 @@ export function postgresOperationalEvents(db: PostgresDatabase): OperationalEven
         [pgText(row.url), row.shared_secret, row.events, row.updated_at],
       )
     },
+    replaceSealedSettings: async (from, to) =>
+      (
+        await db.query(
+          `UPDATE alert_settings SET url = $1, shared_secret = $2
+           WHERE id = 1 AND url = $3 AND shared_secret = $4 RETURNING id`,
+          [pgText(to.url), to.shared_secret, pgText(from.url), from.shared_secret],
+        )
+      ).length > 0,
   }
 }

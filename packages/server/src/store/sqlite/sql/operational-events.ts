@@ -75,5 +75,11 @@ export function sqliteOperationalEvents(db: SqliteDatabase): OperationalEventsSq
            events = excluded.events, updated_at = excluded.updated_at`,
       ).run(row.url, row.shared_secret, row.events, row.updated_at)
     },
+    replaceSealedSettings: (from, to) =>
+      db
+        .sql(
+          'UPDATE alert_settings SET url = ?, shared_secret = ? WHERE id = 1 AND url = ? AND shared_secret = ?',
+        )
+        .run(to.url, to.shared_secret, from.url, from.shared_secret).changes > 0,
   }
 }
