@@ -45,7 +45,7 @@ after(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true })
 })
 
-test('a suppression made through one process is honoured by the other; delete sent and data erased once', async () => {
+test('a suppression made through one process is honoured by the other; delete sent and data erased once', async (t) => {
   const env = {
     DATABASE_URL: database.url,
     SLUICE_SECRET_KEY: TEST_SECRET_KEY,
@@ -101,6 +101,7 @@ test('a suppression made through one process is honoured by the other; delete se
   // The other process hears of the suppression (NOTIFY, or its periodic reload): probe until a call
   // through it is dropped, then every later call through it is dropped too.
   let probes = 0
+  const regulatedAt = performance.now()
   await until(
     'the second process to suppress the user',
     async () => {
@@ -108,6 +109,9 @@ test('a suppression made through one process is honoured by the other; delete se
       return (await api(second.url, 'GET', `/sources/${source.id}`)).body.stats.suppressed as number
     },
     (suppressed) => suppressed >= 1,
+  )
+  t.diagnostic(
+    `the second process suppressed the user ${Math.round(performance.now() - regulatedAt)} ms after the request (${probes} probes)`,
   )
   for (let i = 0; i < 5; i++) assert.equal((await call(second.url, `after-${i}`)).status, 200)
   const stats = (await api(second.url, 'GET', `/sources/${source.id}`)).body.stats
