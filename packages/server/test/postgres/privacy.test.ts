@@ -58,14 +58,14 @@ test('a suppression made through one process is honoured by the other; delete se
     writeKey: string
   }
   // Each kept as soon as it started, so that `after` stops it even if the other fails to start.
-  const [first, second] = await Promise.all(
+  const [first, second] = (await Promise.all(
     [startRole('all', env), startRole('all', env)].map((starting) =>
       starting.then((child) => {
         processes.push(child)
         return child
       }),
     ),
-  )
+  )) as [SluiceChild, SluiceChild]
   const api = async (url: string, method: string, path: string, body?: unknown) => {
     const response = await fetchText(`${url}/api/v1${path}`, {
       method,
