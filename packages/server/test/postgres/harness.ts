@@ -25,6 +25,9 @@ export interface SluiceChild {
   output(): string
 }
 
+/** Pooled PostgreSQL connections of each child (unless the test's env says otherwise). */
+export const CHILD_POOL_SIZE = 5
+
 /** Children of this file still running: stopped after its last test, whatever became of the tests. */
 const running = new Set<ChildProcess>()
 after(async () => {
@@ -40,7 +43,15 @@ export async function startRole(
   env: Record<string, string>,
 ): Promise<SluiceChild> {
   const child = spawn(process.execPath, [CLI, 'start', '--role', role], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      // Two copies of the suite run up to four such files at once, each with up to four processes: at
+      // the default of 10 (and a LISTEN connection each) they take more than PostgreSQL's 100.
+      SLUICE_PG_POOL_SIZE: String(CHILD_POOL_SIZE),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   running.add(child)
