@@ -2,6 +2,7 @@
 import { createSluice, type Sluice } from '../app/server.ts'
 import type { Config } from '../config.ts'
 import { SourceService } from '../domain/source-service.ts'
+import type { Source } from '../domain/sources.ts'
 
 export async function start(config: Config): Promise<number> {
   // Signal handlers come first, so a signal during start-up also shuts down cleanly.
@@ -33,21 +34,33 @@ export async function start(config: Config): Promise<number> {
   process.on('SIGINT', () => stop('SIGINT'))
 
   sluice = await createSluice(config)
+  try {
+    await announce(sluice, config)
+  } catch (error) {
+    // A server that failed to finish starting must not linger, listening but never announced: it is
+    // shut down, so the process exits non-zero and its supervisor starts it again.
+    await sluice.close().catch(() => {})
+    throw error
+  }
+  return new Promise<number>(() => {}) // runs until a signal
+}
+
+/** Listens, then prints where, and how to send a first event. */
+async function announce(sluice: Sluice, config: Config): Promise<void> {
   const address = await sluice.listen()
   const where = `store: ${sluice.store.kind}${sluice.store.kind === 'sqlite' ? `, data: ${config.dataDir}` : ''}`
   if (config.role === 'worker') {
     process.stdout.write(
       `\nSluice worker is delivering (${where}); listening on ${address} for /healthz and /readyz\n`,
     )
-    return new Promise<number>(() => {}) // runs until a signal
+    return
   }
-  const sources = await sluice.store.listSources()
-  // A first source is made only on the embedded store: processes sharing PostgreSQL could race to each make one.
-  const source =
-    sources.find((s) => s.enabled) ??
-    (sluice.store.kind === 'sqlite'
-      ? (await new SourceService(sluice.store).create({ name: 'My first source' })).source
-      : null)
+  // The server is up: a store that cannot be reached just now (PostgreSQL restarting or out of
+  // connections) costs the hint below, not the start. /readyz says when the store is back.
+  const source = await firstSource(sluice).catch((error: unknown) => {
+    sluice.logger.warn({ err: error }, 'could not read the sources for the start-up message')
+    return undefined
+  })
   const lines = [
     '',
     `Sluice is listening on ${address} (${where}${config.role === 'api' ? ', role: api' : ''})`,
@@ -57,17 +70,32 @@ export async function start(config: Config): Promise<number> {
         ? 'Admin token: the value of SLUICE_ADMIN_TOKEN'
         : `Admin token: in ${config.dataDir}/admin-token`,
     '',
-    ...(source
-      ? [
-          `Send a first event to source "${source.name}" (${source.id}):`,
-          `  curl -u '${source.writeKey}:' -H 'content-type: application/json' \\`,
-          `    -d '{"userId":"user-1","event":"Hello Sluice","properties":{"first":true}}' ${address}/v1/track`,
-        ]
-      : ['No source yet: create one with `sluice sources create NAME` and send events with its write key.']),
+    ...(source === undefined
+      ? ['The sources could not be read just now (see /readyz); list them with `sluice sources list`.']
+      : source
+        ? [
+            `Send a first event to source "${source.name}" (${source.id}):`,
+            `  curl -u '${source.writeKey}:' -H 'content-type: application/json' \\`,
+            `    -d '{"userId":"user-1","event":"Hello Sluice","properties":{"first":true}}' ${address}/v1/track`,
+          ]
+        : [
+            'No source yet: create one with `sluice sources create NAME` and send events with its write key.',
+          ]),
     '',
     `API reference: ${address}/api/openapi.json`,
     '',
   ]
   process.stdout.write(lines.join('\n'))
-  return new Promise<number>(() => {}) // runs until a signal
+}
+
+/** The source the start-up message shows: the first enabled one; on a fresh embedded store, a new one. */
+async function firstSource(sluice: Sluice): Promise<Source | null> {
+  const sources = await sluice.store.listSources()
+  // A first source is made only on the embedded store: processes sharing PostgreSQL could race to each make one.
+  return (
+    sources.find((s) => s.enabled) ??
+    (sluice.store.kind === 'sqlite'
+      ? (await new SourceService(sluice.store).create({ name: 'My first source' })).source
+      : null)
+  )
 }

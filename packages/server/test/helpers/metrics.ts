@@ -1,3 +1,5 @@
+import { fetchText } from './http.ts'
+
 /**
  * Reads Prometheus text exposition (what `GET /metrics` serves) into samples the tests can assert on.
  */
@@ -39,10 +41,10 @@ export function sampleValue(
 
 /** Scrapes `baseUrl/metrics` with `token` (when given); fails unless it answers 200. */
 export async function scrape(baseUrl: string, token?: string): Promise<Sample[]> {
-  const response = await fetch(`${baseUrl}/metrics`, {
+  const response = await fetchText(`${baseUrl}/metrics`, {
     headers: token ? { authorization: `Bearer ${token}` } : {},
   })
-  const text = await response.text()
+  const { text } = response
   if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}: ${text}`)
   return parseMetrics(text)
 }

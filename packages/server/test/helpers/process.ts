@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
+import { after } from 'node:test'
 
 export const CLI = join(import.meta.dirname, '../../src/cli/main.ts')
 
@@ -22,7 +23,50 @@ export interface SpawnSluiceOptions {
   ipc?: boolean
 }
 
-/** Runs `sluice start` as a real child process on a random port and waits for its banner (15 s at most). */
+/**
+ * How long a child may take to start or to run a CLI command: a cold start of the TypeScript sources
+ * takes a few seconds idle and many times that on a loaded 2-core machine.
+ */
+export const CHILD_START_MS = 90_000
+/** How long a child may take to exit after SIGTERM before it is killed (its own shutdown timeout is 25 s). */
+export const CHILD_STOP_MS = 40_000
+
+/** Children still running: none may outlive its test file (its pipes would keep the file from ever ending). */
+const running = new Set<ChildProcess>()
+after(async () => {
+  await Promise.all([...running].map((child) => stopProcess(child).catch(() => {})))
+})
+
+function track(child: ChildProcess): void {
+  running.add(child)
+  child.once('exit', () => running.delete(child))
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within `CHILD_STOP_MS`; resolves once it has exited. */
+export async function stopProcess(child: ChildProcess, stopMs = CHILD_STOP_MS): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = once(child, 'exit')
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), stopMs)
+  try {
+    await exited
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Kills a child that failed to start, and waits for it to be gone. */
+async function killNow(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = once(child, 'exit')
+  child.kill('SIGKILL')
+  await exited
+}
+
+/**
+ * Runs `sluice start` as a real child process on a random port and waits for its banner
+ * (`CHILD_START_MS` at most; a child that did not start is killed, never left running).
+ */
 export async function spawnSluice(
   env: Record<string, string>,
   { entry = CLI, nodeArgs = [], ipc = false }: SpawnSluiceOptions = {},
@@ -31,6 +75,7 @@ export async function spawnSluice(
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   })
+  track(child)
   let stdout = ''
   let stderr = ''
   child.stdout!.on('data', (chunk: Buffer) => {
@@ -41,7 +86,10 @@ export async function spawnSluice(
   })
   const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string)
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`sluice did not start:\n${stdout}\n${stderr}`)), 15_000)
+    const timer = setTimeout(
+      () => reject(new Error(`sluice did not start within ${CHILD_START_MS} ms:\n${stdout}\n${stderr}`)),
+      CHILD_START_MS,
+    )
     const check = () => {
       const match = /listening on (http:\/\/[^\s]+)/.exec(stdout)
       if (match) {
@@ -54,11 +102,14 @@ export async function spawnSluice(
       clearTimeout(timer)
       reject(new Error(`sluice exited before starting:\n${stdout}\n${stderr}`))
     })
+  }).catch(async (error: unknown) => {
+    await killNow(child)
+    throw error
   })
   return { child, url, output: () => stdout + stderr, exited }
 }
 
-/** Runs a CLI command to completion. */
+/** Runs a CLI command to completion (`CHILD_START_MS` at most: past it, it is killed and the call fails). */
 export async function runCli(
   args: string[],
   env: Record<string, string>,
@@ -67,6 +118,7 @@ export async function runCli(
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
+  track(child)
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (c: Buffer) => {
@@ -75,6 +127,12 @@ export async function runCli(
   child.stderr.on('data', (c: Buffer) => {
     stderr += c.toString()
   })
-  const [code] = await once(child, 'exit')
+  const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_START_MS)
+  const [code, signal] = await once(child, 'exit').finally(() => clearTimeout(timer))
+  if (signal === 'SIGKILL' && code === null) {
+    throw new Error(
+      `sluice ${args.join(' ')} did not finish within ${CHILD_START_MS} ms:\n${stdout}\n${stderr}`,
+    )
+  }
   return { code: code as number, stdout, stderr }
 }

@@ -6,6 +6,7 @@ import { type Config, loadConfig } from '../../src/config.ts'
 import type { RetrySettings } from '../../src/deliver/retry-policy.ts'
 import type { Source } from '../../src/domain/sources.ts'
 import type { Store } from '../../src/store/store.ts'
+import { fetchText } from './http.ts'
 
 /**
  * The secret key of every test Sluice on PostgreSQL (processes sharing a database need the same one),
@@ -64,7 +65,7 @@ export async function startTestSluice(
   const url = await sluice.listen()
   const adminToken = sluice.adminToken.value
   const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(url + path, {
+    const response = await fetchText(url + path, {
       method,
       headers: {
         authorization: `Bearer ${adminToken}`,
@@ -72,7 +73,7 @@ export async function startTestSluice(
       },
       body: body === undefined ? undefined : JSON.stringify(body),
     })
-    const text = await response.text()
+    const { text } = response
     return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined }
   }
   return {

@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib'
+import { fetchText } from './http.ts'
 
 export interface SendOptions {
   /** Sent as HTTP Basic user name with an empty password. */
@@ -32,8 +33,8 @@ export async function send(
     payload = gzipSync(payload)
     headers['content-encoding'] = 'gzip'
   }
-  const response = await fetch(baseUrl + path, { method: 'POST', headers, body: payload })
-  const text = await response.text()
+  const response = await fetchText(baseUrl + path, { method: 'POST', headers, body: payload })
+  const text = response.text
   let parsed: unknown
   try {
     parsed = JSON.parse(text)

@@ -1,4 +1,5 @@
 /** Shared pieces of the management API tests. */
+import { fetchText } from '../helpers/http.ts'
 
 export interface RawResponse {
   status: number
@@ -25,12 +26,12 @@ export async function rawRequest(
   const headers: Record<string, string> = {}
   if (options.authorization !== undefined) headers.authorization = options.authorization
   if (options.body !== undefined) headers['content-type'] = 'application/json'
-  const response = await fetch(baseUrl + path, {
+  const response = await fetchText(baseUrl + path, {
     method,
     headers,
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   })
-  const text = await response.text()
+  const { text } = response
   return {
     status: response.status,
     headers: response.headers,

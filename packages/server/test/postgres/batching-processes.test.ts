@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { startReceiver } from '../deliver/receivers.ts'
+import { fetchText } from '../helpers/http.ts'
 import { TEST_SECRET_KEY } from '../helpers/sluice.ts'
 import { until } from '../reliability/helpers.ts'
 import { freshDatabase } from '../store/pg.ts'
@@ -49,7 +50,7 @@ test('two workers batching one destination: every message in exactly one batch, 
   const api = children[0]!
   try {
     const headers = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }
-    const created = await fetch(`${api.url}/api/v1/destinations`, {
+    const created = await fetchText(`${api.url}/api/v1/destinations`, {
       method: 'POST',
       headers,
       body: JSON.stringify({
@@ -62,8 +63,8 @@ test('two workers batching one destination: every message in exactly one batch, 
         },
       }),
     })
-    assert.equal(created.status, 201, await created.clone().text())
-    const destinationId = ((await created.json()) as { id: string }).id
+    assert.equal(created.status, 201, created.text)
+    const destinationId = (JSON.parse(created.text) as { id: string }).id
     for (let b = 0; b < TOTAL / 100; b++) {
       const batch = Array.from({ length: 100 }, (_, i) => ({
         type: 'track',
@@ -71,7 +72,7 @@ test('two workers batching one destination: every message in exactly one batch, 
         event: 'E',
         messageId: `mp-${b * 100 + i}`,
       }))
-      const sent = await fetch(`${api.url}/v1/batch`, {
+      const sent = await fetchText(`${api.url}/v1/batch`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -79,15 +80,15 @@ test('two workers batching one destination: every message in exactly one batch, 
         },
         body: JSON.stringify({ batch }),
       })
-      assert.equal(sent.status, 200)
+      assert.equal(sent.status, 200, sent.text)
     }
     await until(
       'every delivery recorded as delivered',
       async () =>
         (
-          (await (
-            await fetch(`${api.url}/api/v1/destinations/${destinationId}/stats`, { headers })
-          ).json()) as {
+          JSON.parse(
+            (await fetchText(`${api.url}/api/v1/destinations/${destinationId}/stats`, { headers })).text,
+          ) as {
             delivered: number
           }
         ).delivered,

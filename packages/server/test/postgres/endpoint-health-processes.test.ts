@@ -70,9 +70,16 @@ test('a URL disabled by one process gets nothing from any; enabling it in anothe
     (states) => states.every((state) => state === 'disabled'),
     PATIENCE_MS,
   )
+  // Both delivery engines have read the disabled state (a fixed wait for their reload ran out on a
+  // loaded machine, and an engine that had not reloaded yet sent to the URL).
+  await until(
+    'both engines to know the URL disabled',
+    () => [first, second].map((each) => each.sluice.engine.endpoints.isDisabled(id, `${target.url}/gone`)),
+    (known) => known.every(Boolean),
+    PATIENCE_MS,
+  )
   gone = false
   // Sent through either process, the new deliveries wait in both: neither sends to the disabled URL.
-  await sleep(1_200) // longer than an engine's slowest reload of the URL states
   await send(first.url, '/v1/batch', { batch: batch('b', 5) }, { writeKey: source.writeKey })
   await send(second.url, '/v1/batch', { batch: batch('c', 5) }, { writeKey: source.writeKey })
   await sleep(800)

@@ -9,7 +9,9 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { after } from 'node:test'
 import { promisify } from 'node:util'
+import { CHILD_START_MS, stopProcess } from '../helpers/process.ts'
 
 const CLI = join(import.meta.dirname, '../../src/cli/main.ts')
 const run = promisify(execFile)
@@ -23,15 +25,37 @@ export interface SluiceChild {
   output(): string
 }
 
-/** `sluice start --role <role>` as a real child process on a free port; resolves once it serves HTTP. */
+/** Pooled PostgreSQL connections of each child (unless the test's env says otherwise). */
+export const CHILD_POOL_SIZE = 5
+
+/** Children of this file still running: stopped after its last test, whatever became of the tests. */
+const running = new Set<ChildProcess>()
+after(async () => {
+  await Promise.all([...running].map((child) => stopProcess(child).catch(() => {})))
+})
+
+/**
+ * `sluice start --role <role>` as a real child process on a free port; resolves once it serves HTTP
+ * (`CHILD_START_MS` at most: a child that did not start is killed, never left running).
+ */
 export async function startRole(
   role: 'api' | 'worker' | 'all',
   env: Record<string, string>,
 ): Promise<SluiceChild> {
   const child = spawn(process.execPath, [CLI, 'start', '--role', role], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      // Two copies of the suite run up to four such files at once, each with up to four processes: at
+      // the default of 10 (and a LISTEN connection each) they take more than PostgreSQL's 100.
+      SLUICE_PG_POOL_SIZE: String(CHILD_POOL_SIZE),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
+  running.add(child)
+  child.once('exit', () => running.delete(child))
   let output = ''
   child.stdout!.on('data', (chunk: Buffer) => {
     output += chunk.toString()
@@ -42,8 +66,8 @@ export async function startRole(
   const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string)
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`sluice --role ${role} did not start:\n${output}`)),
-      20_000,
+      () => reject(new Error(`sluice --role ${role} did not start within ${CHILD_START_MS} ms:\n${output}`)),
+      CHILD_START_MS,
     )
     const check = () => {
       const match = /(?:listening on|health on) (http:\/\/[\d.]+:\d+)/.exec(output)
@@ -57,6 +81,9 @@ export async function startRole(
       clearTimeout(timer)
       reject(new Error(`sluice --role ${role} exited before starting:\n${output}`))
     })
+  }).catch(async (error: unknown) => {
+    await stopProcess(child, 0)
+    throw error
   })
   return { child, url, role, exited, output: () => output }
 }
@@ -64,14 +91,15 @@ export async function startRole(
 export async function runCli(args: string[], env: Record<string, string>): Promise<string> {
   const { stdout } = await run(process.execPath, [CLI, ...args], {
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    timeout: CHILD_START_MS,
+    killSignal: 'SIGKILL',
   })
   return stdout
 }
 
+/** SIGTERM, and SIGKILL if it has not exited within `CHILD_STOP_MS`. */
 export async function stopChild(child: SluiceChild): Promise<void> {
-  if (child.child.exitCode !== null || child.child.signalCode !== null) return
-  child.child.kill('SIGTERM')
-  await child.exited
+  await stopProcess(child.child)
 }
 
 export interface CountingReceiver {

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
+import { fetchText } from '../helpers/http.ts'
 import { TEST_SECRET_KEY } from '../helpers/sluice.ts'
 import { freshDatabase } from '../store/pg.ts'
 import { runCli, type SluiceChild, startRole, stopChild } from './harness.ts'
@@ -45,12 +46,12 @@ async function startIdentifyReceiver(): Promise<{ url: string; bodies: Identify[
 }
 
 async function api(baseUrl: string, path: string, body: unknown): Promise<{ id: string }> {
-  const response = await fetch(`${baseUrl}/api/v1${path}`, {
+  const response = await fetchText(`${baseUrl}/api/v1${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   })
-  const text = await response.text()
+  const { text } = response
   assert.equal(response.status, 201, text)
   return JSON.parse(text) as { id: string }
 }
@@ -122,12 +123,12 @@ describe('audiences with two processes on one PostgreSQL', () => {
       const batch = calls.slice(offset, offset + 30)
       await Promise.all(
         [first, second].map(async (url) => {
-          const response = await fetch(`${url}/v1/batch`, {
+          const response = await fetchText(`${url}/v1/batch`, {
             method: 'POST',
             headers: { authorization, 'content-type': 'application/json' },
             body: JSON.stringify({ batch }),
           })
-          assert.equal(response.status, 200, await response.text())
+          assert.equal(response.status, 200, response.text)
         }),
       )
     }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
 import pg from 'pg'
+import { fetchText, HTTP_DEADLINE_MS } from '../helpers/http.ts'
 import { TEST_SECRET_KEY } from '../helpers/sluice.ts'
 import { freshDatabase, withAdmin } from '../store/pg.ts'
 import {
@@ -34,7 +35,7 @@ interface Batch {
 
 async function sendBatch(baseUrl: string, writeKey: string, ids: string[]): Promise<Batch> {
   try {
-    const response = await fetch(`${baseUrl}/v1/batch`, {
+    const response = await fetchText(`${baseUrl}/v1/batch`, {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
@@ -44,15 +45,21 @@ async function sendBatch(baseUrl: string, writeKey: string, ids: string[]): Prom
         batch: ids.map((messageId) => ({ type: 'track', userId: 'u', event: 'Multi', messageId })),
       }),
     })
-    const body = await response.text()
-    return { ids, status: response.status, retryAfter: response.headers.get('retry-after'), body }
-  } catch {
+    return {
+      ids,
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      body: response.text,
+    }
+  } catch (error) {
+    // A request nobody answered is a failure of its own, not a refusal.
+    if ((error as Error).message.includes(`within ${HTTP_DEADLINE_MS} ms`)) throw error
     return { ids, status: 0 } // connection refused or reset: not acknowledged
   }
 }
 
 async function createDestination(baseUrl: string, sourceId: string, url: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/api/v1/destinations`, {
+  const response = await fetchText(`${baseUrl}/api/v1/destinations`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
     body: JSON.stringify({
@@ -62,7 +69,7 @@ async function createDestination(baseUrl: string, sourceId: string, url: string)
       settings: { webhooks: [{ url }] },
     }),
   })
-  const text = await response.text()
+  const { text } = response
   assert.equal(response.status, 201, text)
   return (JSON.parse(text) as { id: string }).id
 }
@@ -105,7 +112,7 @@ describe('two API processes and two workers on one PostgreSQL', () => {
       // Far above the request timeout: on a loaded machine a stalled survivor must not outlive its own
       // lease and send a delivery twice, which would break the bound this suite checks.
       SLUICE_DELIVERY_LEASE_MS: '10000',
-      SLUICE_REQUEST_TIMEOUT_MS: '2000',
+      SLUICE_REQUEST_TIMEOUT_MS: '5000',
       SLUICE_DELIVERY_CONCURRENCY: String(CONCURRENCY),
     }
     // Migrations run under an advisory lock: all four processes start at the same time.
@@ -210,11 +217,13 @@ describe('two API processes and two workers on one PostgreSQL', () => {
 
   test('the same messageIds sent to both API processes at once are accepted once', async () => {
     const before = await scalar(db, 'SELECT count(*) FROM messages')
-    const statsBefore = (await (
-      await fetch(`${apis[0]!.url}/api/v1/sources/${source.id}`, {
-        headers: { authorization: `Bearer ${ADMIN}` },
-      })
-    ).json()) as { stats: { accepted: number; duplicates: number } }
+    const statsBefore = JSON.parse(
+      (
+        await fetchText(`${apis[0]!.url}/api/v1/sources/${source.id}`, {
+          headers: { authorization: `Bearer ${ADMIN}` },
+        })
+      ).text,
+    ) as { stats: { accepted: number; duplicates: number } }
     const ids = Array.from({ length: 3_000 }, (_, i) => `same-${i}`)
     const sends: Promise<Batch>[] = []
     for (let offset = 0; offset < ids.length; offset += 100) {
@@ -237,11 +246,13 @@ describe('two API processes and two workers on one PostgreSQL', () => {
       await scalar(db, "SELECT count(DISTINCT message_id) FROM messages WHERE message_id LIKE 'same-%'"),
       ids.length,
     )
-    const statsAfter = (await (
-      await fetch(`${apis[1]!.url}/api/v1/sources/${source.id}`, {
-        headers: { authorization: `Bearer ${ADMIN}` },
-      })
-    ).json()) as { stats: { accepted: number; duplicates: number } }
+    const statsAfter = JSON.parse(
+      (
+        await fetchText(`${apis[1]!.url}/api/v1/sources/${source.id}`, {
+          headers: { authorization: `Bearer ${ADMIN}` },
+        })
+      ).text,
+    ) as { stats: { accepted: number; duplicates: number } }
     assert.equal(statsAfter.stats.accepted - statsBefore.stats.accepted, ids.length)
     assert.equal(statsAfter.stats.duplicates - statsBefore.stats.duplicates, ids.length)
     // And each is delivered once (by the remaining worker).
@@ -311,12 +322,17 @@ describe('PostgreSQL restarts during ingest', () => {
         results.push(await sendBatch((s % 2 === 0 ? api1 : api2).url, source.writeKey, ids))
       }
     })
-    await sleep(1_500)
+    // Load first: batches acknowledged before the restart (however slowly a loaded machine gets there).
+    assert.ok(
+      await poll(() => results.some((r) => r.status === 200), 60_000),
+      'batches acknowledged before the restart',
+    )
     const beforeRestart = results.length
     // A crash-restart: no shutdown checkpoint; committed work survives only through the WAL.
     await cluster.restart('immediate')
     const restartedAt = results.length
-    await sleep(2_500)
+    // Load goes on until the APIs have reconnected by themselves and acknowledge batches again.
+    await poll(() => results.slice(restartedAt).some((r) => r.status === 200), 60_000)
     sending = false
     await Promise.all(senders)
 
@@ -365,11 +381,11 @@ describe('PostgreSQL restarts during ingest', () => {
       const error = (JSON.parse(refused.body!) as { error: { code: string; message: string } }).error
       assert.equal(error.code, 'store_unavailable')
       assert.match(error.message, /nothing in this request was stored/)
-      const management = await fetch(`${api1.url}/api/v1/sources`, {
+      const management = await fetchText(`${api1.url}/api/v1/sources`, {
         headers: { authorization: `Bearer ${ADMIN}` },
       })
-      assert.equal(management.status, 503, await management.text())
-      const ready = await fetch(`${api1.url}/readyz`)
+      assert.equal(management.status, 503, management.text)
+      const ready = await fetchText(`${api1.url}/readyz`)
       assert.equal(ready.status, 503, 'readyz reports the store down')
     } finally {
       await cluster.start()

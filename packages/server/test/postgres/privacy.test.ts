@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, test } from 'node:test'
 import { type Receiver, startReceiver } from '../deliver/receivers.ts'
+import { fetchText } from '../helpers/http.ts'
 import { TEST_SECRET_KEY } from '../helpers/sluice.ts'
 import { send, trackCall } from '../helpers/tracking.ts'
 import { freshDatabase } from '../store/pg.ts'
@@ -15,8 +16,9 @@ import { runCli, type SluiceChild, startRole, stopChild } from './harness.ts'
 
 const ADMIN = 'pg-privacy-token-0123456789'
 
+/** Polls until `done`; generous, since it returns as soon as the condition holds. */
 async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 30_000
+  const deadline = Date.now() + 60_000
   for (;;) {
     const value = await read()
     if (done(value)) return value
@@ -28,7 +30,7 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
 let database: Awaited<ReturnType<typeof freshDatabase>>
 let dataDir: string
 let receiver: Receiver
-let processes: SluiceChild[] = []
+const processes: SluiceChild[] = []
 
 before(async () => {
   database = await freshDatabase()
@@ -43,7 +45,7 @@ after(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true })
 })
 
-test('a suppression made through one process is honoured by the other; delete sent and data erased once', async () => {
+test('a suppression made through one process is honoured by the other; delete sent and data erased once', async (t) => {
   const env = {
     DATABASE_URL: database.url,
     SLUICE_SECRET_KEY: TEST_SECRET_KEY,
@@ -55,15 +57,22 @@ test('a suppression made through one process is honoured by the other; delete se
     id: string
     writeKey: string
   }
-  processes = await Promise.all([startRole('all', env), startRole('all', env)])
-  const [first, second] = processes as [SluiceChild, SluiceChild]
+  // Each kept as soon as it started, so that `after` stops it even if the other fails to start.
+  const [first, second] = (await Promise.all(
+    [startRole('all', env), startRole('all', env)].map((starting) =>
+      starting.then((child) => {
+        processes.push(child)
+        return child
+      }),
+    ),
+  )) as [SluiceChild, SluiceChild]
   const api = async (url: string, method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${url}/api/v1${path}`, {
+    const response = await fetchText(`${url}/api/v1${path}`, {
       method,
       headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     })
-    return { status: response.status, body: (await response.json()) as any }
+    return { status: response.status, body: JSON.parse(response.text) as any }
   }
   const destination = await api(first.url, 'POST', '/destinations', {
     name: 'receiver',
@@ -92,6 +101,7 @@ test('a suppression made through one process is honoured by the other; delete se
   // The other process hears of the suppression (NOTIFY, or its periodic reload): probe until a call
   // through it is dropped, then every later call through it is dropped too.
   let probes = 0
+  const regulatedAt = performance.now()
   await until(
     'the second process to suppress the user',
     async () => {
@@ -99,6 +109,9 @@ test('a suppression made through one process is honoured by the other; delete se
       return (await api(second.url, 'GET', `/sources/${source.id}`)).body.stats.suppressed as number
     },
     (suppressed) => suppressed >= 1,
+  )
+  t.diagnostic(
+    `the second process suppressed the user ${Math.round(performance.now() - regulatedAt)} ms after the request (${probes} probes)`,
   )
   for (let i = 0; i < 5; i++) assert.equal((await call(second.url, `after-${i}`)).status, 200)
   const stats = (await api(second.url, 'GET', `/sources/${source.id}`)).body.stats

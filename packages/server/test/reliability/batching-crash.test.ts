@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { startReceiver } from '../deliver/receivers.ts'
+import { fetchText } from '../helpers/http.ts'
 import { runCli, spawnSluice } from '../helpers/process.ts'
 import { TEST_SECRET_KEY } from '../helpers/sluice.ts'
 import { send } from '../helpers/tracking.ts'
@@ -56,12 +57,12 @@ for (const backend of backends) {
       ...(database.url ? { DATABASE_URL: database.url, SLUICE_SECRET_KEY: TEST_SECRET_KEY } : {}),
     }
     const api = async (url: string, method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${url}/api/v1${path}`, {
+      const response = await fetchText(`${url}/api/v1${path}`, {
         method,
         headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
         body: body === undefined ? undefined : JSON.stringify(body),
       })
-      return { status: response.status, body: (await response.json()) as any }
+      return { status: response.status, body: JSON.parse(response.text) as any }
     }
     let sluice = await spawnSluice(env)
     try {

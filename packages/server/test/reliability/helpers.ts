@@ -13,12 +13,16 @@ import { type SluiceProcess, spawnSluice } from '../helpers/process.ts'
 /** `npm run test:long` sets this: the same tests with bigger parameters (more kills, more inputs). */
 export const LONG = process.env.SLUICE_LONG_TESTS === '1'
 
-/** Polls `read` until `done` holds; fails naming what it waited for and the last value seen. */
+/**
+ * Polls `read` until `done` holds; fails naming what it waited for and the last value seen. The default
+ * limit is sized for a loaded 2-core machine (10 s ran out there): it only bounds a wait that returns as
+ * soon as the condition holds.
+ */
 export async function until<T>(
   what: string,
   read: () => Promise<T> | T,
   done: (value: T) => boolean,
-  timeoutMs = 10_000,
+  timeoutMs = 60_000,
   intervalMs = 25,
 ): Promise<T> {
   const end = Date.now() + timeoutMs

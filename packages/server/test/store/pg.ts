@@ -72,3 +72,37 @@ export async function openPgStore(
   await store.migrate()
   return store
 }
+
+/**
+ * Backends waiting right now for a lock that backend `holder` holds (pg_blocking_pids reads the lock
+ * table live). `observer` must be outside any transaction: pg_stat_activity is read once per transaction.
+ */
+export async function waitersFor(observer: pg.Client, holder: number): Promise<number[]> {
+  const { rows } = await observer.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))',
+    [holder],
+  )
+  return rows.map((row) => row.pid)
+}
+
+/** The backend pid of a connection. */
+export async function backendPid(client: pg.Client): Promise<number> {
+  return (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid
+}
+
+/** Polls `read` until `done` holds; fails naming what it waited for after `timeoutMs` (generous: it returns as soon as it holds). */
+export async function pollUntil<T>(
+  what: string,
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const value = await read()
+    if (done(value)) return value
+    if (Date.now() > end)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(value)}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}

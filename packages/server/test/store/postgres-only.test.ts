@@ -3,12 +3,22 @@
 // statement timeouts — against the real PostgreSQL (see pg.ts).
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import pg from 'pg'
 import type { Source } from '../../src/domain/sources.ts'
 import { migrationFiles } from '../../src/store/core/migrations.ts'
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts'
 import { POSTGRES_MIGRATIONS_DIR } from '../../src/store/postgres/sql/migrations.ts'
 import { attempt, message } from './contract.ts'
-import { freshSchema, openPgStore, TEST_DATABASE_URL, uniqueName, withAdmin } from './pg.ts'
+import {
+  backendPid,
+  freshSchema,
+  openPgStore,
+  pollUntil,
+  TEST_DATABASE_URL,
+  uniqueName,
+  waitersFor,
+  withAdmin,
+} from './pg.ts'
 
 const DAY = 86_400_000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -30,6 +40,14 @@ describe('postgres store across processes', () => {
     const store = await openPgStore(schema, options)
     open.push(store)
     return store
+  }
+
+  /** A connection of another process, in the test's schema. */
+  const connect = async () => {
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL })
+    await client.connect()
+    await client.query(`SET search_path TO ${schema}`)
+    return client
   }
 
   before(async () => {
@@ -306,45 +324,55 @@ describe('postgres store across processes', () => {
         kind === 'source'
           ? { table: 'sources', id: source.id }
           : { table: 'destinations', id: destination.id }
-      const result = await withAdmin(async (admin) => {
-        await admin.query(`SET search_path = ${schema}`)
+      // Which side PostgreSQL rolls back is made certain (see postgres-deadlocks.test.ts): a gate holds
+      // the parent row at the start, so that the deletion and then the other process queue for it in
+      // that order, and the deletion is the last to wait once the cycle is complete.
+      const [admin, gate, observer] = await Promise.all([connect(), connect(), connect()])
+      let result: { deleted: boolean } | { error: unknown }
+      try {
+        await admin.query("SET deadlock_timeout = '60s'")
+        const [gatePid, adminPid] = [await backendPid(gate), await backendPid(admin)]
+        await gate.query('BEGIN')
+        await gate.query(`SELECT 1 FROM ${parent.table} WHERE id = $1 FOR UPDATE`, [parent.id])
         // Another process's outcome commit holds one of the deliveries...
         await admin.query('BEGIN')
         await admin.query(
           'SELECT id FROM deliveries WHERE destination_id = $1 ORDER BY id LIMIT 1 FOR UPDATE',
           [destination.id],
         )
+        let settled: unknown
         const deleting = (
           kind === 'source' ? store.deleteSource(source.id) : store.deleteDestination(destination.id)
         ).then(
-          (deleted) => ({ deleted }),
-          (error: unknown) => ({ error }),
+          (deleted) => (settled = { deleted }),
+          (error: unknown) => (settled = { error }),
         )
-        // ...the deletion, having removed its parent row, waits for that delivery...
-        let settled: unknown
-        void deleting.then((outcome) => {
-          settled = outcome
-        })
-        // Whoever waits for this transaction can only be the deletion (nothing else touches these rows).
-        const waitingForUs = async () =>
-          (
-            await admin.query(
-              'SELECT wait_event_type, wait_event FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))',
-            )
-          ).rows
-        const waitingForTheDelivery = await until(
-          async () => settled !== undefined || (await waitingForUs()).length > 0,
+        // ...the deletion queues for its parent row behind the gate...
+        const [deletionPid] = await pollUntil(
+          'the deletion to wait for its parent row',
+          async () => (settled === undefined ? waitersFor(observer, gatePid) : [-1]),
+          (pids) => pids.length > 0,
         )
-        assert.ok(
-          waitingForTheDelivery && settled === undefined,
-          `the deletion waits for the locked delivery; it ${settled === undefined ? 'is not seen waiting' : `ended: ${JSON.stringify(settled)}`}`,
+        assert.ok(deletionPid !== -1, `the deletion waits for the gate; it ended: ${JSON.stringify(settled)}`)
+        // ...the other process needs the parent row too, and queues behind the deletion...
+        const parentLocked = admin.query(`SELECT 1 FROM ${parent.table} WHERE id = $1 FOR KEY SHARE`, [
+          parent.id,
+        ])
+        await pollUntil(
+          'the other process to queue for the parent row behind the deletion',
+          () => waitersFor(observer, deletionPid!),
+          (pids) => pids.includes(adminPid),
         )
-        // ...and the other process now needs the parent row: a cycle, which PostgreSQL breaks by
-        // aborting the deletion (its wait began first, so its deadlock check runs first).
-        await admin.query(`SELECT 1 FROM ${parent.table} WHERE id = $1 FOR KEY SHARE`, [parent.id])
+        // ...the gate lets go: the deletion removes the parent row and waits for the delivery the other
+        // process holds while it waits for the parent row: a cycle, which PostgreSQL breaks by aborting
+        // the deletion (the last to wait). The other process then gets the row.
+        await gate.query('COMMIT')
+        await parentLocked
         await admin.query('ROLLBACK')
-        return deleting
-      })
+        result = await deleting
+      } finally {
+        for (const client of [admin, gate, observer]) await client.end()
+      }
       assert.deepEqual(result, { deleted: true }, `deleting the ${kind} succeeds after the deadlock`)
       if (kind === 'source') {
         assert.equal(await store.getSource(source.id), null)
