@@ -65,6 +65,11 @@ export interface Config {
    */
   autoDisableHourMs?: number
   /**
+   * How often an idle delivery engine looks for due work it was not woken for. Default 1,000 ms; no
+   * environment variable: only tests change it (to prove that a commit wakes the engine at once).
+   */
+  deliveryPollMs?: number
+  /**
    * `SLUICE_AUDIENCE_REFRESH_SECONDS`, default 60: how often computed traits with a `withinDays`
    * window are re-checked, so profiles whose calls aged out of the window get their new value.
    */

@@ -126,6 +126,7 @@ export async function createSluice(
     replays: store,
     onReplayOutcomes: () => replayRunner.wake(),
     ...(config.autoDisableHourMs === undefined ? {} : { hourMs: config.autoDisableHourMs }),
+    ...(config.deliveryPollMs === undefined ? {} : { pollIntervalMs: config.deliveryPollMs }),
   })
   const alerts = new AlertSender({
     store,
