@@ -117,3 +117,47 @@ test('a mapping the kit refuses is refused on every call, not only the first', (
   for (let i = 0; i < 3; i++)
     assert.throws(() => deliveredBody(call, settings), /only have one @-prefixed key/)
 })
+
+test('paths of every spelling, beside constants and other directives, give the bytes of transform on every call', () => {
+  const paths = [
+    '$.',
+    '.',
+    '',
+    '$.event',
+    'event',
+    '$.properties.total',
+    "$.properties['total']",
+    '$.properties["plan"]',
+    '$.properties.items[0].sku',
+    '$.properties.items.0',
+    '$.context.$.ip',
+    'a$.event',
+    '$.$.event',
+    '$.event.length',
+    '$.constructor',
+    '$.properties..total',
+    '$.missing.deep',
+  ]
+  const mapping: Record<string, unknown> = { version: 2, flag: true, none: null, label: 'x' }
+  for (const [i, path] of paths.entries()) mapping[`p${i}`] = { '@path': path }
+  mapping.upper = { '@case': { operator: 'upper', value: { '@path': '$.event' } } }
+  mapping.nested = { inner: { '@path': '$.userId' } }
+  mapping[7] = { '@path': '$.type' }
+  checkMapping(mapping)
+  const settings: WebhooksSettings = { webhooks, sharedSecret: null, mapping }
+  let compared = 0
+  for (const call of fc.sample(callArbitrary, { numRuns: 200, seed: 7 })) {
+    for (let twice = 0; twice < 2; twice++) {
+      let expected: string
+      try {
+        expected = JSON.stringify(transform(mapping, call))
+      } catch (error) {
+        assert.throws(() => deliveredBody(call, settings), { message: (error as Error).message })
+        continue
+      }
+      assert.equal(deliveredBody(call, settings).toString('utf8'), expected, JSON.stringify(call))
+      compared++
+    }
+  }
+  assert.ok(compared > 200, `${compared} compared`)
+})
