@@ -142,6 +142,10 @@ test('paths of every spelling, beside constants and other directives, give the b
   for (const [i, path] of paths.entries()) mapping[`p${i}`] = { '@path': path }
   mapping.upper = { '@case': { operator: 'upper', value: { '@path': '$.event' } } }
   mapping.nested = { inner: { '@path': '$.userId' } }
+  mapping.literals = { '@literal': 'sluice' }
+  mapping.literalNull = { '@literal': null }
+  mapping.literalNumber = { '@literal': 3 }
+  mapping.literalObject = { '@literal': { a: { '@path': '$.event' } } }
   mapping[7] = { '@path': '$.type' }
   checkMapping(mapping)
   const settings: WebhooksSettings = { webhooks, sharedSecret: null, mapping }
