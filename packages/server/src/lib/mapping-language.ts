@@ -204,20 +204,27 @@ export function applyMapping(mapping: Mapping, call: Record<string, unknown>): R
     return body
   }
   if (compiled === null) return transformChecked(mapping, call)
+  // The kit's part comes back as `transform` ends: members that resolved to undefined left out, the
+  // rest cleaned by `removeUndefined`. The other members get the same here, in mapping order.
   const fromKit = compiled.rest === null ? null : transformChecked(compiled.rest, call)
+  const { removeUndefined } = kit
   const body: Record<string, unknown> = {}
   for (const field of compiled.fields) {
-    if (field.kind === 'constant') body[field.key] = field.value
-    else if (field.kind === 'kit') body[field.key] = fromKit![field.key]
-    else {
+    if (field.kind === 'constant') {
+      body[field.key] = field.value
+    } else if (field.kind === 'kit') {
+      if (Object.hasOwn(fromKit!, field.key)) body[field.key] = fromKit![field.key]
+    } else {
       // The kit's `get` over a list of member names: `reduce((object, key) => object && object[key], data)`.
       let value: unknown = call
       for (const member of field.members)
         value = value && (value as Record<string, unknown>)[member as keyof typeof value]
-      body[field.key] = value
+      if (value === undefined) continue
+      // `removeUndefined` gives back anything but an object or array as it is.
+      body[field.key] = typeof value === 'object' && value !== null ? removeUndefined!(value) : value
     }
   }
-  return kit.removeUndefined!(body) as Record<string, unknown>
+  return body
 }
 
 /** Null when no field can be resolved here (the whole mapping then goes to `transformChecked`). */
