@@ -9,13 +9,22 @@
 import type { WebhooksSettings } from '../domain/destinations.ts'
 import { type CallPredicate, compileSubscription, parseSubscription } from '../lib/subscription-language.ts'
 import { applyFilters, type CompiledFilter, compileFilter, type FilterVerdict } from './filters.ts'
-import { JsonFacts, type Prefilter, prefilterOf } from './subscription-prefilter.ts'
+import {
+  JsonFacts,
+  memberNeedle,
+  type Prefilter,
+  prefilterNames,
+  prefilterOf,
+  rawValuesKey,
+} from './subscription-prefilter.ts'
 
 /** A destination's subscription and filters, compiled. */
 export interface Gate {
   subscription: CallPredicate | null
   /** Rules out, on the call's JSON text, calls the subscription cannot match (subscription-prefilter.ts). */
   prefilter: Prefilter | null
+  /** The member names the prefilter reads. */
+  prefilterNames: ReadonlySet<string>
   filters: CompiledFilter[]
   /** The field rules alone (`dropFields`, `allowFields`), in order: the edits a kept call gets. */
   edits: CompiledFilter[]
@@ -27,10 +36,12 @@ export type GateVerdict = 'filtered' | 'sampledOut'
 export function compileGate(settings: Pick<WebhooksSettings, 'subscription' | 'filters'>): Gate | null {
   if (settings.subscription === undefined && (settings.filters ?? []).length === 0) return null
   const filters = (settings.filters ?? []).map((filter) => compileFilter(filter, compileSubscription))
+  const parsed = settings.subscription === undefined ? null : parseSubscription(settings.subscription)
+  const prefilter = parsed === null ? null : prefilterOf(parsed)
   return {
     subscription: settings.subscription === undefined ? null : compileSubscription(settings.subscription),
-    prefilter:
-      settings.subscription === undefined ? null : prefilterOf(parseSubscription(settings.subscription)),
+    prefilter,
+    prefilterNames: parsed === null || prefilter === null ? new Set() : prefilterNames(parsed),
     filters,
     edits: filters.filter((filter) => filter.action === 'dropFields' || filter.action === 'allowFields'),
   }
@@ -113,6 +124,11 @@ export class GatedCall {
       this.#facts ??= new JsonFacts(this.#json)
       if (!gate.prefilter(this.#facts)) return 'filtered'
     }
+    return this.judged(gate)
+  }
+
+  /** The verdict of a gate whose prefilter (if any) already let the call through. */
+  judged(gate: Gate): 'kept' | GateVerdict {
     this.#call ??= JSON.parse(this.#json) as Record<string, unknown>
     return passGate(gate, this.#call).verdict
   }
@@ -137,4 +153,170 @@ export function closedGates(
     closed.set(target.id, verdict)
   }
   return closed
+}
+
+/** A destination routing may send a call to, with its gate (null: it takes every call). */
+export interface RoutingTarget {
+  id: string
+  type: string
+  gate: Gate | null
+}
+
+/** What the prefilters decide for every call with the same `integrations` kinds and prefilter facts. */
+interface Decision {
+  /** Targets, in order, the call goes to without judging: those without a gate. */
+  kept: number[]
+  /** Targets, in order, whose gate must judge the call (prefilter passed, or none). */
+  judged: number[]
+  /** Targets a prefilter ruled out (`filtered`). */
+  ruledOut: number[]
+  /** Calls decided by this since the counts were last taken. */
+  calls: number
+}
+
+/** Decisions remembered per router: calls usually share a few events; a flood of distinct ones is judged afresh. */
+const MAX_DECISIONS = 1_000
+
+/**
+ * Routing of calls to one list of targets, as many calls as a group commit holds. What each target's
+ * prefilter and `integrations` decide depends only on the call's `integrations` kinds and the string
+ * values of the few members the prefilters read; so it is worked out once per distinct set of those
+ * (read straight from the JSON text) and remembered, and a call costs one scan of its text per member
+ * name and one lookup, however many destinations are connected. Only targets a prefilter lets through
+ * (or that have none) judge the call itself, parsed at most once. Gives the same decisions as
+ * `GatedCall.verdict` per target.
+ */
+export class Router {
+  readonly targets: readonly RoutingTarget[]
+  /** What precedes the values of the member names the prefilters read, in the JSON text. */
+  readonly #needles: string[]
+  /** By the call's `integrations` kinds, then by the values of the prefilters' member names. */
+  readonly #decisions = new Map<string, Map<string, Decision>>()
+  #remembered = 0
+  /** Per target: calls its gate judged `filtered` or `sampledOut` since the counts were last taken. */
+  readonly #filtered: number[]
+  readonly #sampledOut: number[]
+  /** The targets one call goes to: reused from call to call. */
+  readonly #goesTo: number[] = []
+
+  constructor(targets: readonly RoutingTarget[]) {
+    this.targets = targets
+    const names = new Set<string>()
+    for (const target of targets) for (const name of target.gate?.prefilterNames ?? []) names.add(name)
+    this.#needles = [...names].sort().map(memberNeedle)
+    this.#filtered = targets.map(() => 0)
+    this.#sampledOut = targets.map(() => 0)
+  }
+
+  /**
+   * The indices in `targets`, in order, of those a call goes to; valid until the next call of `route`.
+   * `json` is the call's stored JSON text (JSON.stringify output).
+   */
+  route(routeTo: readonly string[], json: string): readonly number[] {
+    const kinds = routeTo.length === 1 ? routeTo[0]! : routeTo.join(',')
+    let byFacts = this.#decisions.get(kinds)
+    if (byFacts === undefined) {
+      byFacts = new Map()
+      this.#decisions.set(kinds, byFacts)
+    }
+    // Mostly one name (`event`, say) with one value: the key is then that value's text, unjoined.
+    const needles = this.#needles
+    let key = needles.length === 0 ? '' : rawValuesKey(json, needles[0]!)
+    for (let n = 1; n < needles.length; n++) key = `${key}\u0003${rawValuesKey(json, needles[n]!)}`
+    let decision = byFacts.get(key)
+    if (decision === undefined) {
+      decision = this.#decide(routeTo, json)
+      if (this.#remembered < MAX_DECISIONS) {
+        // A copy: the key is cut from the call's text, itself cut from a whole commit's worth of text
+        // that a remembered slice would keep in memory.
+        byFacts.set(JSON.parse(JSON.stringify(key)) as string, decision)
+        this.#remembered++
+      } else {
+        decision.calls++
+        this.#count(decision)
+        return this.#judge(decision, json)
+      }
+    }
+    decision.calls++
+    return this.#judge(decision, json)
+  }
+
+  /** The targets the call goes to: a decision's `kept`, and those of its `judged` whose gate keeps it. */
+  #judge(decision: Decision, json: string): readonly number[] {
+    if (decision.judged.length === 0) return decision.kept
+    const call = new GatedCall(json)
+    const goesTo = this.#goesTo
+    goesTo.length = 0
+    for (let i = 0, k = 0, j = 0; i < this.targets.length; i++) {
+      if (decision.kept[k] === i) {
+        goesTo.push(i)
+        k++
+      } else if (decision.judged[j] === i) {
+        j++
+        const verdict = call.judged(this.targets[i]!.gate!)
+        if (verdict === 'kept') goesTo.push(i)
+        else if (verdict === 'filtered') this.#filtered[i]!++
+        else this.#sampledOut[i]!++
+      }
+    }
+    return goesTo
+  }
+
+  /** Forgets counts a commit that failed left behind: call before routing a commit's calls. */
+  startCommit(): void {
+    this.takeGatedCounts()
+  }
+
+  /** Each target's [filtered, sampledOut] since the last take (only those with some); then zeroed. */
+  takeGatedCounts(): Map<string, [number, number]> {
+    for (const byFacts of this.#decisions.values())
+      for (const decision of byFacts.values()) this.#count(decision)
+    const counts = new Map<string, [number, number]>()
+    for (let i = 0; i < this.targets.length; i++) {
+      const filtered = this.#filtered[i]!
+      const sampledOut = this.#sampledOut[i]!
+      if (filtered + sampledOut === 0) continue
+      counts.set(this.targets[i]!.id, [filtered, sampledOut])
+      this.#filtered[i] = 0
+      this.#sampledOut[i] = 0
+    }
+    return counts
+  }
+
+  #count(decision: Decision): void {
+    for (const i of decision.ruledOut) this.#filtered[i]! += decision.calls
+    decision.calls = 0
+  }
+
+  #decide(routeTo: readonly string[], json: string): Decision {
+    const decision: Decision = { kept: [], judged: [], ruledOut: [], calls: 0 }
+    const facts = new JsonFacts(json)
+    for (let i = 0; i < this.targets.length; i++) {
+      const { type, gate } = this.targets[i]!
+      if (!routeTo.includes(type)) continue
+      if (gate === null) decision.kept.push(i)
+      else if (gate.prefilter !== null && !gate.prefilter(facts)) decision.ruledOut.push(i)
+      else decision.judged.push(i)
+    }
+    return decision
+  }
+}
+
+const routers = new Map<string, Router>()
+
+/**
+ * The router of a list of routing rows (in the order given), kept while none of them changes (same
+ * ids, kinds and settings versions), so its remembered decisions serve commit after commit.
+ */
+export function routerOf(rows: readonly (RoutingRow & { type: string })[]): Router {
+  let key = ''
+  for (const row of rows) key += `${row.id} ${row.type} ${row.updated_at}\n`
+  let router = routers.get(key)
+  if (router === undefined) {
+    // Settings changed, or many sources with different connections: start afresh rather than grow.
+    if (routers.size >= 100) routers.clear()
+    router = new Router(rows.map((row) => ({ id: row.id, type: row.type, gate: gateOfRow(row) })))
+    routers.set(key, router)
+  }
+  return router
 }

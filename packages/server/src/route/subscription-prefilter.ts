@@ -66,30 +66,68 @@ export function prefilterOf(node: Node): Prefilter | null {
   return (facts) => facts.has(name, value)
 }
 
+/**
+ * The member names a prefilter may read: every top-level name an `=` condition compares, anywhere in
+ * the tree (a superset of what `prefilterOf` uses, so the prefilter is a function of their values).
+ */
+export function prefilterNames(node: Node, names = new Set<string>()): Set<string> {
+  if (node.type === 'group') {
+    for (const child of (node as Condition).children) prefilterNames(child, names)
+    return names
+  }
+  const name = TOP_LEVEL[node.type]
+  if (name !== undefined && node.operator === '=') names.add(name)
+  return names
+}
+
 /** Every string value of a member `name` in JSON text, decoded. */
 function stringValues(json: string, name: string): Set<string> {
   const found = new Set<string>()
-  const needle = `"${name}":"`
+  const needle = memberNeedle(name)
   let at = json.indexOf(needle)
   while (at !== -1) {
     const start = at + needle.length
-    let end = start
-    let escaped = false
-    // To the closing quote; a backslash escapes the character after it.
-    while (end < json.length) {
-      const char = json.charCodeAt(end)
-      if (char === 0x22) break
-      if (char === 0x5c) {
-        escaped = true
-        end += 2
-      } else {
-        end++
-      }
-    }
-    if (end >= json.length) break
+    const end = closingQuote(json, start)
+    if (end === -1) break
     const raw = json.slice(start, end)
-    found.add(escaped ? (JSON.parse(`"${raw}"`) as string) : raw)
+    found.add(raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw)
     at = json.indexOf(needle, end + 1)
   }
   return found
+}
+
+/**
+ * The string values of a member in JSON text, undecoded, as one key (`needle` is `memberNeedle(name)`): the first value as it
+ * is, each further one after U+0001; U+0002 when there is none. JSON.stringify escapes every control
+ * character, so the key is unambiguous, and equal keys mean equal values.
+ */
+export function rawValuesKey(json: string, needle: string): string {
+  let key: string | undefined
+  let at = json.indexOf(needle)
+  while (at !== -1) {
+    const start = at + needle.length
+    const end = closingQuote(json, start)
+    if (end === -1) break
+    const raw = json.slice(start, end)
+    key = key === undefined ? raw : `${key}\u0001${raw}`
+    at = json.indexOf(needle, end + 1)
+  }
+  return key ?? '\u0002'
+}
+
+/** What precedes a string value of member `name` in JSON.stringify output. */
+export function memberNeedle(name: string): string {
+  return `"${name}":"`
+}
+
+/** Where the string starting at `start` (after its opening quote) closes; -1 if it does not. */
+function closingQuote(json: string, start: number): number {
+  let end = start
+  // A backslash escapes the character after it.
+  while (end < json.length) {
+    const char = json.charCodeAt(end)
+    if (char === 0x22) return end
+    end += char === 0x5c ? 2 : 1
+  }
+  return -1
 }

@@ -84,3 +84,84 @@ test('differential: generated mappings over generated calls give exactly the byt
   // Both outcomes occur: the property was not vacuous on either side.
   assert.ok(failures > 0 && failures < 1_000, `${failures} failed`)
 })
+
+test('differential: one mapping over many calls, each body exactly the bytes of transform (the mapping checked once)', () => {
+  fc.assert(
+    fc.property(
+      mappingArbitrary,
+      fc.array(callArbitrary, { minLength: 2, maxLength: 8 }),
+      (mapping, calls) => {
+        checkMapping(mapping)
+        const settings: WebhooksSettings = { webhooks, sharedSecret: null, mapping }
+        for (const call of calls) {
+          let expected: string
+          try {
+            expected = JSON.stringify(transform(mapping, call))
+          } catch (error) {
+            assert.throws(() => deliveredBody(call, settings), { message: (error as Error).message })
+            continue
+          }
+          assert.equal(deliveredBody(call, settings).toString('utf8'), expected)
+        }
+      },
+    ),
+    { numRuns: 300, seed: 20_261_127 },
+  )
+})
+
+test('a mapping the kit refuses is refused on every call, not only the first', () => {
+  const mapping = { a: { '@path': '$.event', '@literal': 'x' } }
+  const settings: WebhooksSettings = { webhooks, sharedSecret: null, mapping }
+  const call = { type: 'track', event: 'E', messageId: 'm', timestamp: '2026-01-01T00:00:00.000Z' }
+  assert.throws(() => transform(mapping, call))
+  for (let i = 0; i < 3; i++)
+    assert.throws(() => deliveredBody(call, settings), /only have one @-prefixed key/)
+})
+
+test('paths of every spelling, beside constants and other directives, give the bytes of transform on every call', () => {
+  const paths = [
+    '$.',
+    '.',
+    '',
+    '$.event',
+    'event',
+    '$.properties.total',
+    "$.properties['total']",
+    '$.properties["plan"]',
+    '$.properties.items[0].sku',
+    '$.properties.items.0',
+    '$.context.$.ip',
+    'a$.event',
+    '$.$.event',
+    '$.event.length',
+    '$.constructor',
+    '$.properties..total',
+    '$.missing.deep',
+  ]
+  const mapping: Record<string, unknown> = { version: 2, flag: true, none: null, label: 'x' }
+  for (const [i, path] of paths.entries()) mapping[`p${i}`] = { '@path': path }
+  mapping.upper = { '@case': { operator: 'upper', value: { '@path': '$.event' } } }
+  mapping.nested = { inner: { '@path': '$.userId' } }
+  mapping.literals = { '@literal': 'sluice' }
+  mapping.literalNull = { '@literal': null }
+  mapping.literalNumber = { '@literal': 3 }
+  mapping.literalObject = { '@literal': { a: { '@path': '$.event' } } }
+  mapping[7] = { '@path': '$.type' }
+  checkMapping(mapping)
+  const settings: WebhooksSettings = { webhooks, sharedSecret: null, mapping }
+  let compared = 0
+  for (const call of fc.sample(callArbitrary, { numRuns: 200, seed: 7 })) {
+    for (let twice = 0; twice < 2; twice++) {
+      let expected: string
+      try {
+        expected = JSON.stringify(transform(mapping, call))
+      } catch (error) {
+        assert.throws(() => deliveredBody(call, settings), { message: (error as Error).message })
+        continue
+      }
+      assert.equal(deliveredBody(call, settings).toString('utf8'), expected, JSON.stringify(call))
+      compared++
+    }
+  }
+  assert.ok(compared > 200, `${compared} compared`)
+})

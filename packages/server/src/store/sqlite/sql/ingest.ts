@@ -6,22 +6,12 @@
 import type { SQLInputValue } from 'node:sqlite'
 import type { DestinationType } from '../../../domain/destinations.ts'
 import type { AcceptedMessage } from '../../../domain/message-store.ts'
-import { type Gate, GatedCall, gateOfRow, type RoutingRow } from '../../../route/gates.ts'
+import { type Router, type RoutingRow, routerOf } from '../../../route/gates.ts'
 import type { IngestSql } from '../../tables/messages.ts'
 import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
 import { dedupeKey } from '../dedupe-key.ts'
 import { addGatedCounts } from './destinations.ts'
 import { addSourceMinutes } from './rollups.ts'
-
-interface RoutingTarget {
-  id: string
-  type: DestinationType
-  /** Its subscription and filters (route/gates.ts); null when it takes every call. */
-  gate: Gate | null
-  /** Calls of this commit its gate kept out. */
-  filtered: number
-  sampledOut: number
-}
 
 export function sqliteIngest(db: SqliteDatabase): IngestSql {
   /**
@@ -101,16 +91,19 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
     return values.length / columns
   }
 
-  /** Enabled destinations connected to a source: where its messages may be routed. */
-  const routingTargets = (sourceId: string): RoutingTarget[] =>
-    (
+  /**
+   * Enabled destinations connected to a source: where its messages may be routed, with their gates
+   * (route/gates.ts, kept while their settings do not change).
+   */
+  const routingTargets = (sourceId: string): Router =>
+    routerOf(
       db
         .sql(
           `SELECT d.id, d.type, d.routing, d.updated_at FROM destination_sources ds JOIN destinations d ON d.id = ds.destination_id
          WHERE ds.source_id = ? AND d.enabled = 1`,
         )
-        .all(sourceId) as unknown as (RoutingRow & { type: DestinationType })[]
-    ).map((row) => ({ id: row.id, type: row.type, gate: gateOfRow(row), filtered: 0, sampledOut: 0 }))
+        .all(sourceId) as unknown as (RoutingRow & { type: DestinationType })[],
+    )
 
   /** What the gates kept from each destination in this commit, [filtered, sampledOut]: one statement. */
   const countGated = (counts: Map<string, [number, number]>): void =>
@@ -148,8 +141,9 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
         for (const i of accepted) stored[i] = true
         // The routing decision is made here, once, in the same transaction as the message: a crash
         // after commit can never lose a delivery that should exist.
-        const targets = routingTargets(sourceId)
-        const anyGate = targets.some((target) => target.gate !== null)
+        const router = routingTargets(sourceId)
+        router.startCommit()
+        const { targets } = router
         for (let at = 0; at < accepted.length; at += ROWS_PER_STATEMENT) {
           const chunk = accepted.slice(at, at + ROWS_PER_STATEMENT)
           const firstPk = insertMessages(
@@ -159,28 +153,14 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
           const deliveries: SQLInputValue[] = []
           for (let k = 0; k < chunk.length; k++) {
             const message = messages[chunk[k]!]!
-            if (!anyGate) {
-              for (const target of targets) {
-                if (message.routeTo.includes(target.type))
-                  deliveries.push(firstPk + k, target.id, now, now, now)
-              }
-              continue
-            }
-            const call = new GatedCall(message.payloadJson)
-            for (const target of targets) {
-              if (!message.routeTo.includes(target.type)) continue
-              const verdict = target.gate === null ? 'kept' : call.verdict(target.gate)
-              if (verdict === 'kept') deliveries.push(firstPk + k, target.id, now, now, now)
-              else if (verdict === 'filtered') target.filtered++
-              else target.sampledOut++
-            }
+            for (const target of router.route(message.routeTo, message.payloadJson))
+              deliveries.push(firstPk + k, targets[target]!.id, now, now, now)
           }
           deliveriesCreated += insertDeliveries(deliveries)
         }
-        for (const target of targets) {
-          if (target.filtered + target.sampledOut === 0) continue
-          const counts = gated.get(target.id) ?? [0, 0]
-          gated.set(target.id, [counts[0] + target.filtered, counts[1] + target.sampledOut])
+        for (const [id, [filtered, sampledOut]] of router.takeGatedCounts()) {
+          const counts = gated.get(id) ?? [0, 0]
+          gated.set(id, [counts[0] + filtered, counts[1] + sampledOut])
         }
         countAccepted.run(accepted.length, total - accepted.length, sourceId)
       }
