@@ -358,10 +358,13 @@ for (const backend of backends) {
         20_000,
       )
       throttling = false
+      // Every delivery settles: delivered, or dead-lettered when this file's short retry window
+      // (2.5 s) ran out while its URL still answered 429 — on a loaded machine the 429 rounds last
+      // longer than that. Either way nothing is left waiting, and enough successes follow to grow.
       await until(
-        'all delivered',
+        'all settled',
         () => deliveries(id),
-        (l) => l.filter((d) => d.status === 'delivered').length === 80,
+        (l) => l.length === 80 && l.every((d) => d.status === 'delivered' || d.status === 'failed'),
         30_000,
       )
       const firstRound = Math.max(
@@ -371,6 +374,7 @@ for (const backend of backends) {
           .map((s) => s.inFlight),
       )
       const afterThrottling = seen.filter((s) => !s.throttling)
+      assert.ok(afterThrottling.length >= 20, `only ${afterThrottling.length} requests after the 429s`)
       const early = Math.max(...afterThrottling.slice(0, 6).map((s) => s.inFlight))
       const later = Math.max(...afterThrottling.map((s) => s.inFlight))
       assert.ok(firstRound >= 16, `the first round had ${firstRound} in flight`)
