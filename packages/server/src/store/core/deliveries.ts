@@ -32,6 +32,7 @@ import {
 } from '../tables/deliveries.ts'
 import { toBatchCandidates, toBatchOutcomeRows, toClaimedBatches } from '../tables/delivery-batches.ts'
 import { type DestinationRow, routingText, settingsText, toDestinations } from '../tables/destinations.ts'
+import { batchCandidateRows, claimBatchRows } from './batch-rows.ts'
 import type { Changes } from './changes.ts'
 import type { StoreSql } from './store-sql.ts'
 import { StoredSecrets } from './stored-secrets.ts'
@@ -170,8 +171,7 @@ export class DeliveriesCore implements DeliveryStore {
   // --- batches ---
 
   async batchCandidates(destinationId: string, limit: number, now: number): Promise<BatchCandidate[]> {
-    if (limit <= 0) return []
-    return toBatchCandidates(await this.#sql.deliveryBatches.candidates(destinationId, limit, now))
+    return toBatchCandidates(await batchCandidateRows(this.#sql, destinationId, limit, now))
   }
 
   async formBatches(destinationId: string, groups: number[][], now: number): Promise<number> {
@@ -188,14 +188,7 @@ export class DeliveriesCore implements DeliveryStore {
     now: number,
     leaseMs: number,
   ): Promise<ClaimedBatch[]> {
-    if (limit <= 0) return []
-    const { batches, members } = await this.#sql.deliveryBatches.claim(
-      destinationId,
-      limit,
-      now,
-      now + leaseMs,
-    )
-    return toClaimedBatches(destinationId, batches, members)
+    return toClaimedBatches(destinationId, await claimBatchRows(this.#sql, destinationId, limit, now, leaseMs))
   }
 
   async recordBatchOutcomes(outcomes: BatchOutcome[]): Promise<void> {

@@ -31,6 +31,12 @@ export type BatchMemberRow = ClaimRow & { batch_id: number }
 /** A batch's new state after an attempt, as its columns (and its members') take it. */
 export type BatchOutcomeRow = OutcomeRow
 
+/** Batches just leased, with their members. */
+export interface ClaimedBatchRows {
+  batches: BatchClaimRow[]
+  members: BatchMemberRow[]
+}
+
 export interface BatchAttemptRow extends Omit<AttemptRow, 'delivery_id'> {
   batch_id: number
 }
@@ -46,7 +52,7 @@ export interface DeliveryBatchesSql {
     limit: number,
     now: number,
     leaseUntil: number,
-  ): Awaitable<{ batches: BatchClaimRow[]; members: BatchMemberRow[] }>
+  ): Awaitable<ClaimedBatchRows>
   /** New states on batches and members, and the attempts, in one transaction. */
   record(
     outcomes: BatchOutcomeRow[],
@@ -75,11 +81,7 @@ export function toBatchCandidates(rows: CandidateRow[]): BatchCandidate[] {
 }
 
 /** Claimed batches in id order, each with its members in id order; batches with no member left out. */
-export function toClaimedBatches(
-  destinationId: string,
-  batches: BatchClaimRow[],
-  members: BatchMemberRow[],
-): ClaimedBatch[] {
+export function toClaimedBatches(destinationId: string, { batches, members }: ClaimedBatchRows): ClaimedBatch[] {
   const byBatch = new Map<number, BatchMemberRow[]>()
   for (const member of members) {
     const id = Number(member.batch_id)
