@@ -16,6 +16,7 @@ import type {
   DestinationBacklog,
   DestinationGatedCounts,
   DestinationPatch,
+  FormedBatch,
   NewDestination,
   ReplayFilter,
 } from '../../domain/delivery-store.ts'
@@ -171,14 +172,27 @@ export class DeliveriesCore implements DeliveryStore {
   // --- batches ---
 
   async batchCandidates(destinationId: string, limit: number, now: number): Promise<BatchCandidate[]> {
-    return toBatchCandidates(await batchCandidateRows(this.#sql, destinationId, limit, now))
+    return toBatchCandidates(destinationId, await batchCandidateRows(this.#sql, destinationId, limit, now))
   }
 
   async formBatches(destinationId: string, groups: number[][], now: number): Promise<number> {
     const nonEmpty = groups.filter((group) => group.length > 0)
     if (nonEmpty.length === 0) return 0
-    const formed = await this.#sql.deliveryBatches.form(destinationId, nonEmpty, now)
-    if (formed > 0) this.#changes.committed('deliveries')
+    const formed = await this.#sql.deliveryBatches.form(destinationId, nonEmpty, now, null)
+    if (formed.length > 0) this.#changes.committed('deliveries')
+    return formed.length
+  }
+
+  async formClaimedBatches(
+    destinationId: string,
+    groups: number[][],
+    now: number,
+    leaseMs: number,
+  ): Promise<FormedBatch[]> {
+    const nonEmpty = groups.filter((group) => group.length > 0)
+    if (nonEmpty.length === 0) return []
+    const formed = await this.#sql.deliveryBatches.form(destinationId, nonEmpty, now, now + leaseMs)
+    if (formed.length > 0) this.#changes.committed('deliveries')
     return formed
   }
 
@@ -188,7 +202,10 @@ export class DeliveriesCore implements DeliveryStore {
     now: number,
     leaseMs: number,
   ): Promise<ClaimedBatch[]> {
-    return toClaimedBatches(destinationId, await claimBatchRows(this.#sql, destinationId, limit, now, leaseMs))
+    return toClaimedBatches(
+      destinationId,
+      await claimBatchRows(this.#sql, destinationId, limit, now, leaseMs),
+    )
   }
 
   async recordBatchOutcomes(outcomes: BatchOutcome[]): Promise<void> {

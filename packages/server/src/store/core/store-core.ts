@@ -237,7 +237,12 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
   }
 
   /** `claimBatches` with each member's message as its stored JSON text, unparsed (as `claimRows`). */
-  claimBatchRows(destinationId: string, limit: number, now: number, leaseMs: number): Promise<ClaimedBatchRows> {
+  claimBatchRows(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedBatchRows> {
     return claimBatchRows(this.#sql, destinationId, limit, now, leaseMs)
   }
 

@@ -4,22 +4,26 @@
  * on the store thread and structured-cloning every parsed message cost several times one parse of
  * its text, twice per batched message (once to form its batch, once to send it).
  *
- * Candidates: the row count, then per row: id, next_attempt_at, replay_id, payload.
+ * Candidates: the row count, then per row: next_attempt_at and the delivery as a claimed one (id,
+ * received_at, attempt_count, first_attempt_at, source_id, closed_urls, replay_id, payload).
  * Claimed batches: the batch count, then per batch: id, attempt_count, first_attempt_at, closed_urls;
- * then the member count, and per member: batch_id, then a claimed delivery's row as packed-claims.ts
- * lays it out.
+ * then the member count, and per member: batch_id and the delivery as a claimed one.
  */
-import type { BatchClaimRow, BatchMemberRow, CandidateRow, ClaimedBatchRows } from '../tables/delivery-batches.ts'
+import type { ClaimRow } from '../tables/deliveries.ts'
+import type {
+  BatchClaimRow,
+  BatchMemberRow,
+  CandidateRow,
+  ClaimedBatchRows,
+} from '../tables/delivery-batches.ts'
 import { type Packed, Packer, Unpacker } from './packed-text.ts'
 
 export function packCandidates(rows: CandidateRow[]): Packed {
   const out = new Packer()
   out.number(rows.length)
   for (const row of rows) {
-    out.number(row.id)
     out.number(Number(row.next_attempt_at))
-    out.string(row.replay_id)
-    out.string(row.payload)
+    packMember(out, row)
   }
   return out.finish()
 }
@@ -28,12 +32,8 @@ export function unpackCandidates(packed: Packed): CandidateRow[] {
   const input = new Unpacker(packed)
   const rows: CandidateRow[] = new Array(input.number())
   for (let i = 0; i < rows.length; i++) {
-    rows[i] = {
-      id: input.number(),
-      next_attempt_at: input.number(),
-      replay_id: input.string(),
-      payload: input.string()!,
-    }
+    const next_attempt_at = input.number()
+    rows[i] = { next_attempt_at, ...unpackMember(input) }
   }
   return rows
 }
@@ -50,14 +50,7 @@ export function packClaimedBatches({ batches, members }: ClaimedBatchRows): Pack
   out.number(members.length)
   for (const member of members) {
     out.number(member.batch_id)
-    out.number(member.id)
-    out.number(Number(member.received_at))
-    out.number(member.attempt_count)
-    out.maybe(member.first_attempt_at === null ? null : Number(member.first_attempt_at))
-    out.string(member.source_id)
-    out.string(member.closed_urls)
-    out.string(member.replay_id)
-    out.string(member.payload)
+    packMember(out, member)
   }
   return out.finish()
 }
@@ -75,17 +68,32 @@ export function unpackClaimedBatches(packed: Packed): ClaimedBatchRows {
   }
   const members: BatchMemberRow[] = new Array(input.number())
   for (let i = 0; i < members.length; i++) {
-    members[i] = {
-      batch_id: input.number(),
-      id: input.number(),
-      received_at: input.number(),
-      attempt_count: input.number(),
-      first_attempt_at: input.maybe(),
-      source_id: input.string()!,
-      closed_urls: input.string(),
-      replay_id: input.string(),
-      payload: input.string()!,
-    }
+    const batch_id = input.number()
+    members[i] = { batch_id, ...unpackMember(input) }
   }
   return { batches, members }
+}
+
+function packMember(out: Packer, row: ClaimRow): void {
+  out.number(row.id)
+  out.number(Number(row.received_at))
+  out.number(row.attempt_count)
+  out.maybe(row.first_attempt_at === null ? null : Number(row.first_attempt_at))
+  out.string(row.source_id)
+  out.string(row.closed_urls)
+  out.string(row.replay_id)
+  out.string(row.payload)
+}
+
+function unpackMember(input: Unpacker): ClaimRow {
+  return {
+    id: input.number(),
+    received_at: input.number(),
+    attempt_count: input.number(),
+    first_attempt_at: input.maybe(),
+    source_id: input.string()!,
+    closed_urls: input.string(),
+    replay_id: input.string(),
+    payload: input.string()!,
+  }
 }

@@ -160,10 +160,16 @@ export class ThreadedSqliteStore implements Store {
   }
 
   async batchCandidates(destinationId: string, limit: number, now: number): Promise<BatchCandidate[]> {
-    return toBatchCandidates(unpackCandidates(await this.call('batchCandidatesPacked', [destinationId, limit, now])))
+    const packed = await this.call('batchCandidatesPacked', [destinationId, limit, now])
+    return toBatchCandidates(destinationId, unpackCandidates(packed))
   }
 
-  async claimBatches(destinationId: string, limit: number, now: number, leaseMs: number): Promise<ClaimedBatch[]> {
+  async claimBatches(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedBatch[]> {
     const packed = await this.call('claimBatchesPacked', [destinationId, limit, now, leaseMs])
     return toClaimedBatches(destinationId, unpackClaimedBatches(packed))
   }
