@@ -585,12 +585,15 @@ export class DeliveryEngine {
             const batches = shapedBatches(formed, candidates, plan, settings)
             if (!(await this.batchesClaimed(slot, batches))) return null
             claimed += batches.length
+            want -= batches.length
           }
           // More due messages than this look read, and room for them: look again at once.
           if (candidates.length === limit && groups.length === plan.groups.length) this.pumpAgain = true
         } else slot.lookSkipped = true // new messages woke it: look once the interval is over
       }
-      const flushAt = earliest(slot.flushAt, slot.lookSkipped ? slot.nextLookAt : null)
+      // With no room left, the next request to end wakes it: a leftover's wait running out meanwhile
+      // is no reason to look (it would look every few milliseconds while the slots stay full).
+      const flushAt = want > 0 ? earliest(slot.flushAt, slot.lookSkipped ? slot.nextLookAt : null) : null
       if (claimed > 0 || slot.inFlight > 0 || slot.readyBatches.length > 0) return flushAt
       return earliest(await this.store.nextBatchDueAt(id, now), flushAt)
     } finally {
