@@ -34,18 +34,26 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
         )
         // The condition makes joining a batch happen once per delivery, whoever forms batches. Its
         // `+` keeps the planner on the ids: walking the due index instead reads every due delivery of
-        // the destination for each batch formed.
+        // the destination for each batch formed. `status` is set apart, on the few members that were
+        // retrying: a column in the SET list rewrites every index entry that holds it, even unchanged.
         const join = db.sql(
-          `UPDATE deliveries AS d SET batch_id = ?, status = 'pending', next_attempt_at = ?, updated_at = ?
+          `UPDATE deliveries AS d SET batch_id = ?, next_attempt_at = ?, updated_at = ?
            WHERE d.id IN (SELECT value FROM json_each(?)) AND +${UNBATCHED_DUE} RETURNING id`,
+        )
+        const pend = db.sql(
+          "UPDATE deliveries SET status = 'pending' WHERE batch_id = ? AND status = 'retrying'",
         )
         const drop = db.sql('DELETE FROM delivery_batches WHERE id = ?')
         const kept: FormedBatch[] = []
         for (const group of groups) {
           const { id } = insert.get(destinationId, now, leaseUntil, now, now) as { id: number }
           const joined = join.all(id, now, now, ids(group), destinationId, now, now) as { id: number }[]
-          if (joined.length === 0) drop.run(id)
-          else kept.push({ id, memberIds: joined.map((row) => row.id).sort((a, b) => a - b) })
+          if (joined.length === 0) {
+            drop.run(id)
+            continue
+          }
+          pend.run(id)
+          kept.push({ id, memberIds: joined.map((row) => row.id).sort((a, b) => a - b) })
         }
         return kept
       }),
