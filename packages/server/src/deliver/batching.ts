@@ -6,29 +6,87 @@
  * batch then fails as an invalid message without taking others with it). A batch holds either live
  * messages or one replay's (its requests carry that replay's id), never a mix.
  */
-import type { BatchCandidate } from '../domain/delivery-store.ts'
+import type { BatchCandidate, ClaimedBatch, ClaimedDelivery, FormedBatch } from '../domain/delivery-store.ts'
 import type { BatchingSettings, WebhooksSettings } from '../domain/destinations.ts'
-import { deliveredBody } from './fan-out.ts'
+import { deliveredBody, type PreparedRequest, prepareBatchRequest, prepareBodiesRequest } from './fan-out.ts'
 
 export interface BatchPlan {
   /** Delivery ids per batch to form now, oldest first. */
   groups: number[][]
   /** When the unfilled rest must go even if it stays unfilled; null when nothing is left over. */
   flushAt: number | null
+  /** The body of each message measured, by delivery id (none for one that cannot be shaped). */
+  bodies: Map<number, Buffer>
 }
 
-/** How many due messages the engine reads per look: a few full batches' worth. */
-export function candidateLimit(batching: BatchingSettings): number {
-  return Math.min(4 * batching.maxEvents, 4_000)
+/**
+ * A batch formed and claimed by this process at once, with its members' bodies as they were shaped
+ * to measure them: its first attempt sends those instead of shaping every member again.
+ */
+export interface ShapedBatch extends ClaimedBatch {
+  /** The settings the bodies were shaped with: they are sent only while the destination has these. */
+  shapedWith: WebhooksSettings
+  bodies: Map<number, Buffer>
 }
 
-/** The bytes a message adds to an array body: its JSON, and a comma after the first. */
-function messageBytes(payload: Record<string, unknown>, settings: WebhooksSettings): number | null {
+/**
+ * How many due messages the engine reads per look: enough for the batches it has room to claim, at
+ * least one full batch, and no more than a few thousand.
+ */
+export function candidateLimit(batching: BatchingSettings, batches: number): number {
+  return Math.max(batching.maxEvents, Math.min(batches * batching.maxEvents, 4_000))
+}
+
+/** A message's body, or null when it cannot be shaped. */
+function bodyOf(payload: Record<string, unknown>, settings: WebhooksSettings): Buffer | null {
   try {
-    return deliveredBody(payload, settings).length
+    return deliveredBody(payload, settings)
   } catch {
     return null
   }
+}
+
+/** The batches `formClaimedBatches` made from planned candidates, ready to send with the planned bodies. */
+export function shapedBatches(
+  formed: readonly FormedBatch[],
+  candidates: readonly BatchCandidate[],
+  plan: BatchPlan,
+  settings: WebhooksSettings,
+): ShapedBatch[] {
+  const byId = new Map(candidates.map((candidate) => [candidate.id, candidate]))
+  return formed.map(({ id, memberIds }) => ({
+    id,
+    destinationId: candidates[0]!.destinationId,
+    attemptCount: 0,
+    firstAttemptAt: null,
+    closedUrls: [],
+    members: memberIds.map((memberId) => byId.get(memberId)!),
+    shapedWith: settings,
+    bodies: plan.bodies,
+  }))
+}
+
+/**
+ * The request of a claimed batch for these of its members (in member order): from the bodies shaped
+ * when it was formed when the destination's settings are still those, else shaped now. Throws when a
+ * member cannot be shaped.
+ */
+export function batchRequest(
+  batch: ClaimedBatch | ShapedBatch,
+  members: readonly ClaimedDelivery[],
+  settings: WebhooksSettings,
+): PreparedRequest {
+  if (!('bodies' in batch) || batch.shapedWith !== settings)
+    return prepareBatchRequest(
+      members.map((member) => member.payload),
+      settings,
+      batch.id,
+    )
+  return prepareBodiesRequest(
+    members.map((member) => batch.bodies.get(member.id) ?? deliveredBody(member.payload, settings)),
+    settings,
+    batch.id,
+  )
 }
 
 export function planBatches(
@@ -38,6 +96,7 @@ export function planBatches(
   settings: WebhooksSettings,
 ): BatchPlan {
   const groups: number[][] = []
+  const bodies = new Map<number, Buffer>()
   let current: number[] = []
   let currentBytes = 2 // "[" and "]"
   let oldestDue = Number.POSITIVE_INFINITY
@@ -49,11 +108,13 @@ export function planBatches(
     oldestDue = Number.POSITIVE_INFINITY
   }
   for (const candidate of candidates) {
-    const bytes = messageBytes(candidate.payload, settings)
-    if (bytes === null) {
+    const body = bodyOf(candidate.payload, settings)
+    if (body === null) {
       groups.push([candidate.id])
       continue
     }
+    bodies.set(candidate.id, body)
+    const bytes = body.length
     const added = bytes + (current.length > 0 ? 1 : 0)
     if (
       current.length > 0 &&
@@ -66,11 +127,11 @@ export function planBatches(
     oldestDue = Math.min(oldestDue, candidate.dueAt)
     if (current.length >= batching.maxEvents || currentBytes >= batching.maxBytes) close()
   }
-  if (current.length === 0) return { groups, flushAt: null }
+  if (current.length === 0) return { groups, flushAt: null, bodies }
   const flushAt = oldestDue + batching.maxWaitMs
   if (flushAt <= now) {
     close()
-    return { groups, flushAt: null }
+    return { groups, flushAt: null, bodies }
   }
-  return { groups, flushAt }
+  return { groups, flushAt, bodies }
 }

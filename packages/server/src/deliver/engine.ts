@@ -39,10 +39,10 @@ import { type DestinationCounters, type Metrics, NO_METRICS } from '../observe/m
 import { NO_TRACING, type Tracing } from '../observe/tracing.ts'
 import type { StoreWatch } from '../store/store.ts'
 import { RateLimit } from './back-pressure.ts'
-import { candidateLimit, planBatches } from './batching.ts'
+import { batchRequest, candidateLimit, planBatches, shapedBatches } from './batching.ts'
 import { type DecidedOutcome, decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
 import { EndpointWatch } from './endpoint-watch.ts'
-import { type PreparedRequest, prepareBatchRequest, prepareRequest, sendToOpenUrls } from './fan-out.ts'
+import { type PreparedRequest, prepareRequest, sendToOpenUrls } from './fan-out.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import type { RetrySettings } from './retry-policy.ts'
 
@@ -545,9 +545,11 @@ export class DeliveryEngine {
   }
 
   /**
-   * Keeps a batching destination's slots busy: forms batches of its due messages (full ones, and the
-   * rest once its oldest waited `maxWaitMs`), claims due batches and starts them. Returns when it
-   * next has something to do (a retry, or the rest's wait running out), if it has nothing now.
+   * Keeps a batching destination's slots busy: claims batches already formed (retries, and any left
+   * by a process that stopped), then forms new ones from its due messages (full ones, and the rest
+   * once its oldest waited `maxWaitMs`) as many as it has room for, leased to it as they are formed,
+   * and starts them. Returns when it next has something to do (a retry, or the rest's wait running
+   * out), if it has nothing now.
    */
   private async fillBatches(slot: DestinationSlot): Promise<number | null> {
     this.startReadyBatches(slot)
@@ -556,39 +558,61 @@ export class DeliveryEngine {
     try {
       const id = slot.destination.id
       const now = Date.now()
-      const { batching } = slot.destination.settings
-      if (batching !== undefined) {
+      let want = this.claimAhead(slot) - slot.inFlight - slot.readyBatches.length
+      let claimed = 0
+      if (want > 0) {
+        const batches = await this.store.claimBatches(id, want, now, this.leaseMs)
+        if (!(await this.batchesClaimed(slot, batches))) return null
+        claimed += batches.length
+        if (batches.length === want) this.pumpAgain = true
+        want -= batches.length
+      }
+      const { settings } = slot.destination
+      const { batching } = settings
+      if (batching !== undefined && want > 0) {
         if (now >= Math.min(slot.nextLookAt, slot.flushAt ?? Number.POSITIVE_INFINITY)) {
-          const limit = candidateLimit(batching)
+          const limit = candidateLimit(batching, want)
           const candidates = await this.store.batchCandidates(id, limit, now)
-          const plan = planBatches(candidates, batching, now, slot.destination.settings)
+          const plan = planBatches(candidates, batching, now, settings)
           slot.flushAt = plan.flushAt
           // Leftovers and nothing formed: not again for a while. Otherwise the next wake looks.
           slot.nextLookAt =
             plan.groups.length === 0 && plan.flushAt !== null ? now + BATCH_LOOK_INTERVAL_MS : 0
           slot.lookSkipped = false
-          if (plan.groups.length > 0) await this.store.formBatches(id, plan.groups, now)
-          if (candidates.length === limit) this.pumpAgain = true
+          const groups = plan.groups.slice(0, want)
+          if (groups.length > 0) {
+            const formed = await this.store.formClaimedBatches(id, groups, now, this.leaseMs)
+            const batches = shapedBatches(formed, candidates, plan, settings)
+            if (!(await this.batchesClaimed(slot, batches))) return null
+            claimed += batches.length
+            want -= batches.length
+          }
+          // More due messages than this look read, and room for them: look again at once.
+          if (candidates.length === limit && groups.length === plan.groups.length) this.pumpAgain = true
         } else slot.lookSkipped = true // new messages woke it: look once the interval is over
       }
-      const flushAt = earliest(slot.flushAt, slot.lookSkipped ? slot.nextLookAt : null)
-      const want = this.claimAhead(slot) - slot.inFlight - slot.readyBatches.length
-      let claimed: ClaimedBatch[] = []
-      if (want > 0) {
-        claimed = await this.store.claimBatches(id, want, now, this.leaseMs)
-        if (!this.running || !this.slots.has(id)) {
-          await this.store.releaseBatchClaims(claimed.map((batch) => batch.id))
-          return null
-        }
-        slot.readyBatches.push(...claimed)
-        this.startReadyBatches(slot)
-        if (claimed.length === want) this.pumpAgain = true
-      }
-      if (claimed.length > 0 || slot.inFlight > 0 || slot.readyBatches.length > 0) return flushAt
+      // With no room left, the next request to end wakes it: a leftover's wait running out meanwhile
+      // is no reason to look (it would look every few milliseconds while the slots stay full).
+      const flushAt = want > 0 ? earliest(slot.flushAt, slot.lookSkipped ? slot.nextLookAt : null) : null
+      if (claimed > 0 || slot.inFlight > 0 || slot.readyBatches.length > 0) return flushAt
       return earliest(await this.store.nextBatchDueAt(id, now), flushAt)
     } finally {
       slot.claiming = false
     }
+  }
+
+  /**
+   * Takes claimed batches into the destination's buffer and starts them. When the engine stopped, or
+   * the destination went, meanwhile they are handed back instead (false).
+   */
+  private async batchesClaimed(slot: DestinationSlot, batches: ClaimedBatch[]): Promise<boolean> {
+    if (!this.running || !this.slots.has(slot.destination.id)) {
+      if (batches.length > 0) await this.store.releaseBatchClaims(batches.map((batch) => batch.id))
+      return false
+    }
+    slot.readyBatches.push(...batches)
+    this.startReadyBatches(slot)
+    return true
   }
 
   /** Starts claimed batches while the destination has free slots (the same bound as `startReady`). */
@@ -627,11 +651,7 @@ export class DeliveryEngine {
         await this.store.releaseBatchClaims([batch.id])
         return
       }
-      const request = prepareBatchRequest(
-        members.map((member) => member.payload),
-        destination.settings,
-        batch.id,
-      )
+      const request = batchRequest(batch, members, destination.settings)
       const startedAt = performance.now()
       const { outcome, deadLetterReason } = await this.attempt(
         slot,

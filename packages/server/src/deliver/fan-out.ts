@@ -62,10 +62,25 @@ export function prepareBatchRequest(
   batchId: number,
   now = Date.now(),
 ): PreparedRequest {
+  return prepareBodiesRequest(
+    payloads.map((payload) => deliveredBody(payload, settings)),
+    settings,
+    batchId,
+    now,
+  )
+}
+
+/** `prepareBatchRequest` from its members' bodies, already shaped (or mapped) in member order. */
+export function prepareBodiesRequest(
+  bodies: readonly Buffer[],
+  settings: WebhooksSettings,
+  batchId: number,
+  now = Date.now(),
+): PreparedRequest {
   const parts: Buffer[] = [OPEN_BRACKET]
-  for (const [i, payload] of payloads.entries()) {
+  for (const [i, member] of bodies.entries()) {
     if (i > 0) parts.push(COMMA)
-    parts.push(deliveredBody(payload, settings))
+    parts.push(member)
   }
   parts.push(CLOSE_BRACKET)
   const body = Buffer.concat(parts)

@@ -64,15 +64,21 @@ export interface DeliveryOutcome {
   closedUrls: string[]
 }
 
-/** A due delivery of a batching destination that is in no batch yet: what batches are formed from. */
-export interface BatchCandidate {
-  id: number
+/**
+ * A due delivery of a batching destination that is in no batch yet: what batches are formed from, with
+ * what a batch member needs to be sent (a batch formed and claimed at once sends the candidates read).
+ * Its `replayId`: a batch holds the messages of one replay, or live ones only.
+ */
+export interface BatchCandidate extends ClaimedDelivery {
   /** When it became due (its creation, for a new delivery): the wait limit counts from here. */
   dueAt: number
-  /** The stored (enriched) message. */
-  payload: Record<string, unknown>
-  /** The replay that created it: a batch holds the messages of one replay, or live ones only. */
-  replayId: string | null
+}
+
+/** A batch just formed and leased by `formClaimedBatches`, with the deliveries that joined it. */
+export interface FormedBatch {
+  id: number
+  /** In id order: the order its request carries them. */
+  memberIds: number[]
 }
 
 /** A due batch leased to this process, with its members (oldest first) and what they need to send. */
@@ -180,6 +186,17 @@ export interface DeliveryStore {
    * Returns how many batches were made; announces `deliveries`.
    */
   formBatches(destinationId: string, groups: number[][], now: number): Promise<number>
+  /**
+   * `formBatches`, each batch made leased to the caller until `now + leaseMs` in the same transaction,
+   * as `claimBatches` would lease it: returns the batches made, with the deliveries that joined each
+   * (the caller read their messages as candidates, so they are not read again). Announces `deliveries`.
+   */
+  formClaimedBatches(
+    destinationId: string,
+    groups: number[][],
+    now: number,
+    leaseMs: number,
+  ): Promise<FormedBatch[]>
   /**
    * Leases up to `limit` due batches of a destination until `now + leaseMs`, as `claimDeliveries`
    * does deliveries, with their members. A batch whose members are all gone (erased) is deleted.

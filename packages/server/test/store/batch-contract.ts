@@ -96,6 +96,49 @@ export function batchContract(backend: StoreBackend): void {
     )
 
     withStore(
+      'a batch formed and claimed at once is leased to its former, with the deliveries that joined it',
+      async (opened) => {
+        const { store } = opened
+        const { destination } = await batchingBacklog(opened, 6)
+        const other = await opened.second()
+        const now = Date.now() + 1
+        const candidates = await store.batchCandidates(destination.id, 10, now)
+        assert.deepEqual(
+          candidates.map((c) => [c.payload.messageId, c.destinationId, c.attemptCount, c.replayId]),
+          Array.from({ length: 6 }, (_, i) => [`b-${i}`, destination.id, 0, null]),
+        )
+        const ids = candidates.map((c) => c.id)
+        // Another handle batched two of them first: they join no second batch.
+        assert.equal(await other.formBatches(destination.id, [ids.slice(0, 2)], now), 1)
+        const formed = await store.formClaimedBatches(
+          destination.id,
+          [ids.slice(0, 2), [ids[4]!, ids[2]!, ids[3]!], [ids[5]!]],
+          now,
+          30_000,
+        )
+        assert.deepEqual(
+          formed.map((batch) => batch.memberIds),
+          [[ids[2], ids[3], ids[4]], [ids[5]]],
+          'in id order; a batch none joined is not kept',
+        )
+        // Leased: no one claims them until the lease runs out; the other handle's batch is free.
+        const claimable = await other.claimBatches(destination.id, 10, now, 30_000)
+        assert.deepEqual(
+          claimable.map((batch) => batch.members.map((member) => member.id)),
+          [ids.slice(0, 2)],
+        )
+        // Once every lease ran out, the formed batches come back as formed (with the other one).
+        const later = now + 30_001
+        const expired = await other.claimBatches(destination.id, 10, later, 30_000)
+        assert.deepEqual(
+          expired.map((batch) => [batch.id, batch.members.map((member) => member.id)]),
+          [[claimable[0]!.id, ids.slice(0, 2)], ...formed.map((batch) => [batch.id, batch.memberIds])],
+        )
+        assert.deepEqual(await store.batchCandidates(destination.id, 10, later), [])
+      },
+    )
+
+    withStore(
       'an outcome is recorded on the batch and every member; a replay of one member replays the batch',
       async (opened) => {
         const { store } = opened

@@ -16,6 +16,7 @@ import type {
   DestinationBacklog,
   DestinationGatedCounts,
   DestinationPatch,
+  FormedBatch,
   NewDestination,
   ReplayFilter,
 } from '../../domain/delivery-store.ts'
@@ -32,6 +33,7 @@ import {
 } from '../tables/deliveries.ts'
 import { toBatchCandidates, toBatchOutcomeRows, toClaimedBatches } from '../tables/delivery-batches.ts'
 import { type DestinationRow, routingText, settingsText, toDestinations } from '../tables/destinations.ts'
+import { batchCandidateRows, claimBatchRows } from './batch-rows.ts'
 import type { Changes } from './changes.ts'
 import type { StoreSql } from './store-sql.ts'
 import { StoredSecrets } from './stored-secrets.ts'
@@ -170,15 +172,27 @@ export class DeliveriesCore implements DeliveryStore {
   // --- batches ---
 
   async batchCandidates(destinationId: string, limit: number, now: number): Promise<BatchCandidate[]> {
-    if (limit <= 0) return []
-    return toBatchCandidates(await this.#sql.deliveryBatches.candidates(destinationId, limit, now))
+    return toBatchCandidates(destinationId, await batchCandidateRows(this.#sql, destinationId, limit, now))
   }
 
   async formBatches(destinationId: string, groups: number[][], now: number): Promise<number> {
     const nonEmpty = groups.filter((group) => group.length > 0)
     if (nonEmpty.length === 0) return 0
-    const formed = await this.#sql.deliveryBatches.form(destinationId, nonEmpty, now)
-    if (formed > 0) this.#changes.committed('deliveries')
+    const formed = await this.#sql.deliveryBatches.form(destinationId, nonEmpty, now, null)
+    if (formed.length > 0) this.#changes.committed('deliveries')
+    return formed.length
+  }
+
+  async formClaimedBatches(
+    destinationId: string,
+    groups: number[][],
+    now: number,
+    leaseMs: number,
+  ): Promise<FormedBatch[]> {
+    const nonEmpty = groups.filter((group) => group.length > 0)
+    if (nonEmpty.length === 0) return []
+    const formed = await this.#sql.deliveryBatches.form(destinationId, nonEmpty, now, now + leaseMs)
+    if (formed.length > 0) this.#changes.committed('deliveries')
     return formed
   }
 
@@ -188,14 +202,10 @@ export class DeliveriesCore implements DeliveryStore {
     now: number,
     leaseMs: number,
   ): Promise<ClaimedBatch[]> {
-    if (limit <= 0) return []
-    const { batches, members } = await this.#sql.deliveryBatches.claim(
+    return toClaimedBatches(
       destinationId,
-      limit,
-      now,
-      now + leaseMs,
+      await claimBatchRows(this.#sql, destinationId, limit, now, leaseMs),
     )
-    return toClaimedBatches(destinationId, batches, members)
   }
 
   async recordBatchOutcomes(outcomes: BatchOutcome[]): Promise<void> {

@@ -23,6 +23,8 @@ import type { TokenStore } from '../../domain/token-store.ts'
 import { SecretBox } from '../../lib/secret-box.ts'
 import type { Store, StoreAreas, StoreEvent, StoreLifecycle, StoreWatch } from '../store.ts'
 import type { ClaimRow } from '../tables/deliveries.ts'
+import type { CandidateRow, ClaimedBatchRows } from '../tables/delivery-batches.ts'
+import { batchCandidateRows, claimBatchRows } from './batch-rows.ts'
 import { type ChangeListener, Changes } from './changes.ts'
 import { ConfigCore } from './config.ts'
 import { claimRows, DeliveriesCore, recordOutcomesClaimingRows } from './deliveries.ts'
@@ -228,6 +230,21 @@ export class StoreCore<Kind extends Store['kind'] = Store['kind']> implements St
    */
   claimRows(claim: ClaimRequest): Promise<ClaimRow[]> {
     return claimRows(this.#sql, claim)
+  }
+
+  /** `batchCandidates` with each message as its stored JSON text, unparsed (as `claimRows`). */
+  batchCandidateRows(destinationId: string, limit: number, now: number): Promise<CandidateRow[]> {
+    return batchCandidateRows(this.#sql, destinationId, limit, now)
+  }
+
+  /** `claimBatches` with each member's message as its stored JSON text, unparsed (as `claimRows`). */
+  claimBatchRows(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedBatchRows> {
+    return claimBatchRows(this.#sql, destinationId, limit, now, leaseMs)
   }
 
   /** `recordOutcomes` with the claims as `claimRows` returns them. */

@@ -6,6 +6,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import type { ChangeEvent } from '../core/changes.ts'
+import { packCandidates, packClaimedBatches } from './packed-batches.ts'
 import { packClaims } from './packed-claims.ts'
 import { unpackMessages } from './packed-messages.ts'
 import { unpackOutcomes } from './packed-outcomes.ts'
@@ -27,6 +28,9 @@ function answer(call: StoreCall): Promise<unknown> {
     const [outcomes, claims] = call.args
     return store.recordOutcomesClaimingRows(unpackOutcomes(outcomes), claims).then(packClaims)
   }
+  if (call.method === 'batchCandidatesPacked')
+    return store.batchCandidateRows(...call.args).then(packCandidates)
+  if (call.method === 'claimBatchesPacked') return store.claimBatchRows(...call.args).then(packClaimedBatches)
   const method = store[call.method] as (...args: unknown[]) => Promise<unknown>
   return method.apply(store, call.args)
 }

@@ -7,13 +7,20 @@
  * Every contract method is forwarded as it is (one forwarder per method of the store core's areas:
  * a new method needs no entry anywhere), except: `ingest`, whose messages cross packed (packed-messages.ts); `claimDeliveries` and
  * `recordOutcomes`, whose outcomes and claimed deliveries cross packed (packed-outcomes.ts,
- * packed-claims.ts: each message as its stored JSON text, parsed here); `getSourceByWriteKey`, cached
+ * packed-claims.ts: each message as its stored JSON text, parsed here); `batchCandidates` and
+ * `claimBatches`, likewise (packed-batches.ts); `getSourceByWriteKey`, cached
  * here because every Tracking API request asks; and `watch`, answered here from the changes each
  * reply carries back.
  */
 import { extname, join } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import type { ClaimedDelivery, ClaimRequest, DeliveryOutcome } from '../../domain/delivery-store.ts'
+import type {
+  BatchCandidate,
+  ClaimedBatch,
+  ClaimedDelivery,
+  ClaimRequest,
+  DeliveryOutcome,
+} from '../../domain/delivery-store.ts'
 import type { AcceptedMessage, IngestOutcome } from '../../domain/message-store.ts'
 import type { Source } from '../../domain/sources.ts'
 import { Changes } from '../core/changes.ts'
@@ -21,7 +28,9 @@ import { WriteKeyCache } from '../core/write-key-cache.ts'
 import { StoreUnavailableError } from '../errors.ts'
 import type { Store, StoreEvent } from '../store.ts'
 import { toClaimedDeliveries } from '../tables/deliveries.ts'
+import { toBatchCandidates, toClaimedBatches } from '../tables/delivery-batches.ts'
 import { databasePath } from './database.ts'
+import { unpackCandidates, unpackClaimedBatches } from './packed-batches.ts'
 import { unpackClaims } from './packed-claims.ts'
 import { packMessages } from './packed-messages.ts'
 import { packOutcomes } from './packed-outcomes.ts'
@@ -148,6 +157,21 @@ export class ThreadedSqliteStore implements Store {
       await this.call('recordPackedOutcomes', [packed, claims], [packed.numbers.buffer as ArrayBuffer]),
     )
     return claimed.map((rows, i) => toClaimedDeliveries(claims[i]!.destinationId, rows))
+  }
+
+  async batchCandidates(destinationId: string, limit: number, now: number): Promise<BatchCandidate[]> {
+    const packed = await this.call('batchCandidatesPacked', [destinationId, limit, now])
+    return toBatchCandidates(destinationId, unpackCandidates(packed))
+  }
+
+  async claimBatches(
+    destinationId: string,
+    limit: number,
+    now: number,
+    leaseMs: number,
+  ): Promise<ClaimedBatch[]> {
+    const packed = await this.call('claimBatchesPacked', [destinationId, limit, now, leaseMs])
+    return toClaimedBatches(destinationId, unpackClaimedBatches(packed))
   }
 
   getSourceByWriteKey(writeKey: string): Promise<Source | null> {

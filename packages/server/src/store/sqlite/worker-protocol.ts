@@ -12,8 +12,9 @@ import type { PackedMessages } from './packed-messages.ts'
 import type { Packed } from './packed-text.ts'
 
 /**
- * What the worker answers: the contract, with ingest's messages, delivery outcomes and claimed
- * deliveries packed for the trip (packed-messages.ts, packed-outcomes.ts, packed-claims.ts).
+ * What the worker answers: the contract, with ingest's messages, delivery outcomes, claimed
+ * deliveries, batch candidates and claimed batches packed for the trip (packed-messages.ts,
+ * packed-outcomes.ts, packed-claims.ts, packed-batches.ts).
  */
 export interface WorkerMethods extends Omit<Store, 'kind' | 'watch' | 'ingest'> {
   ingestPacked(packed: PackedMessages): Promise<IngestOutcome>
@@ -21,6 +22,10 @@ export interface WorkerMethods extends Omit<Store, 'kind' | 'watch' | 'ingest'> 
   claimPacked(claim: ClaimRequest): Promise<Packed>
   /** `recordOutcomes`, its outcomes and its claimed rows packed (packed-outcomes.ts, packed-claims.ts). */
   recordPackedOutcomes(packed: Packed, claims: ClaimRequest[]): Promise<Packed>
+  /** `batchCandidates`, the rows packed (packed-batches.ts). */
+  batchCandidatesPacked(destinationId: string, limit: number, now: number): Promise<Packed>
+  /** `claimBatches`, the batches and their members packed (packed-batches.ts). */
+  claimBatchesPacked(destinationId: string, limit: number, now: number, leaseMs: number): Promise<Packed>
 }
 export type WorkerMethod = keyof WorkerMethods
 
@@ -29,6 +34,8 @@ export const LOCAL_METHODS = [
   'ingest',
   'claimDeliveries',
   'recordOutcomes',
+  'batchCandidates',
+  'claimBatches',
   'getSourceByWriteKey',
 ] as const satisfies readonly AreaMethod[]
 

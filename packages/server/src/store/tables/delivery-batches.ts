@@ -4,18 +4,13 @@
  * deliveries, claimed, and recorded as units.
  */
 import type { DeliveryAttempt } from '../../domain/deliveries.ts'
-import type { BatchCandidate, BatchOutcome, ClaimedBatch } from '../../domain/delivery-store.ts'
+import type { BatchCandidate, BatchOutcome, ClaimedBatch, FormedBatch } from '../../domain/delivery-store.ts'
 import type { AttemptRow } from './attempts.ts'
 import { type ClaimRow, type OutcomeRow, toClaimedDeliveries, toOutcomeRows } from './deliveries.ts'
 import type { Awaitable } from './sql-types.ts'
 
-/** A due delivery in no batch yet, with its message. */
-export interface CandidateRow {
-  id: number
-  next_attempt_at: number
-  payload: string
-  replay_id: string | null
-}
+/** A due delivery in no batch yet, with its message, as a claimed delivery's row. */
+export type CandidateRow = ClaimRow & { next_attempt_at: number }
 
 /** A batch just leased. */
 export interface BatchClaimRow {
@@ -31,6 +26,12 @@ export type BatchMemberRow = ClaimRow & { batch_id: number }
 /** A batch's new state after an attempt, as its columns (and its members') take it. */
 export type BatchOutcomeRow = OutcomeRow
 
+/** Batches just leased, with their members. */
+export interface ClaimedBatchRows {
+  batches: BatchClaimRow[]
+  members: BatchMemberRow[]
+}
+
 export interface BatchAttemptRow extends Omit<AttemptRow, 'delivery_id'> {
   batch_id: number
 }
@@ -38,15 +39,18 @@ export interface BatchAttemptRow extends Omit<AttemptRow, 'delivery_id'> {
 export interface DeliveryBatchesSql {
   /** Due, unleased pending or retrying deliveries with no batch, oldest due first. */
   candidates(destinationId: string, limit: number, now: number): Awaitable<CandidateRow[]>
-  /** One batch per group (of at least one id), in one transaction; returns how many were kept. */
-  form(destinationId: string, groups: number[][], now: number): Awaitable<number>
-  /** Leases due batches and returns them with their members; deletes batches left with no member. */
-  claim(
+  /**
+   * One batch per group (of at least one id), in one transaction, leased until `leaseUntil` when not
+   * null; returns the batches kept, each with the ids that joined it.
+   */
+  form(
     destinationId: string,
-    limit: number,
+    groups: number[][],
     now: number,
-    leaseUntil: number,
-  ): Awaitable<{ batches: BatchClaimRow[]; members: BatchMemberRow[] }>
+    leaseUntil: number | null,
+  ): Awaitable<FormedBatch[]>
+  /** Leases due batches and returns them with their members; deletes batches left with no member. */
+  claim(destinationId: string, limit: number, now: number, leaseUntil: number): Awaitable<ClaimedBatchRows>
   /** New states on batches and members, and the attempts, in one transaction. */
   record(
     outcomes: BatchOutcomeRow[],
@@ -65,20 +69,26 @@ export interface DeliveryBatchesSql {
   attemptsOf(batchIds: number[]): Awaitable<BatchAttemptRow[]>
 }
 
-export function toBatchCandidates(rows: CandidateRow[]): BatchCandidate[] {
+/** Candidates in the order read (oldest due first). */
+export function toBatchCandidates(destinationId: string, rows: CandidateRow[]): BatchCandidate[] {
   return rows.map((row) => ({
     id: Number(row.id),
-    dueAt: Number(row.next_attempt_at),
+    destinationId,
+    sourceId: row.source_id,
+    receivedAt: Number(row.received_at),
+    attemptCount: row.attempt_count,
+    firstAttemptAt: row.first_attempt_at === null ? null : Number(row.first_attempt_at),
+    closedUrls: row.closed_urls ? (JSON.parse(row.closed_urls) as string[]) : [],
     payload: JSON.parse(row.payload) as Record<string, unknown>,
     replayId: row.replay_id ?? null,
+    dueAt: Number(row.next_attempt_at),
   }))
 }
 
 /** Claimed batches in id order, each with its members in id order; batches with no member left out. */
 export function toClaimedBatches(
   destinationId: string,
-  batches: BatchClaimRow[],
-  members: BatchMemberRow[],
+  { batches, members }: ClaimedBatchRows,
 ): ClaimedBatch[] {
   const byBatch = new Map<number, BatchMemberRow[]>()
   for (const member of members) {

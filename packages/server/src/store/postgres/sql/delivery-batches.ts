@@ -1,4 +1,5 @@
 /** delivery_batches, batch_attempts and deliveries.batch_id on PostgreSQL. */
+import type { FormedBatch } from '../../../domain/delivery-store.ts'
 import type {
   BatchAttemptRow,
   BatchClaimRow,
@@ -24,7 +25,8 @@ WITH chosen AS (
   ORDER BY d.id FOR UPDATE SKIP LOCKED
 )
 UPDATE deliveries d SET batch_id = $4, status = 'pending', next_attempt_at = $2, updated_at = $2
-FROM chosen WHERE d.id = chosen.id`
+FROM chosen WHERE d.id = chosen.id
+RETURNING d.id`
 
 const CLAIM_SQL = `
 WITH due AS (
@@ -73,25 +75,32 @@ export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSq
   return {
     candidates: (destinationId, limit, now) =>
       db.query<CandidateRow>(
-        `SELECT d.id, d.next_attempt_at, d.replay_id, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk
+        `SELECT d.id, d.next_attempt_at, d.replay_id, d.attempt_count, d.first_attempt_at, d.closed_urls,
+           m.payload, m.source_id, m.received_at
+         FROM deliveries d JOIN messages m ON m.pk = d.message_pk
          WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at LIMIT $3`,
         [pgText(destinationId), now, limit],
       ),
-    form: (destinationId, groups, now) =>
+    form: (destinationId, groups, now, leaseUntil) =>
       db.retrying(() =>
         db.transaction(async (client) => {
-          let kept = 0
+          const kept: FormedBatch[] = []
           for (const group of groups) {
             const inserted = await client.query<{ id: number }>(
-              `INSERT INTO delivery_batches (destination_id, status, next_attempt_at, created_at, updated_at)
-               VALUES ($1, 'pending', $2, $2, $2) RETURNING id`,
-              [pgText(destinationId), now],
+              `INSERT INTO delivery_batches (destination_id, status, next_attempt_at, lease_until, created_at, updated_at)
+               VALUES ($1, 'pending', $2, $3, $2, $2) RETURNING id`,
+              [pgText(destinationId), now, leaseUntil],
             )
-            const id = inserted.rows[0]!.id
-            const joined = await client.query(JOIN_SQL, [pgText(destinationId), now, group, id])
-            if ((joined.rowCount ?? 0) === 0)
+            const id = Number(inserted.rows[0]!.id)
+            const joined = await client.query<{ id: number }>(JOIN_SQL, [
+              pgText(destinationId),
+              now,
+              group,
+              id,
+            ])
+            if (joined.rows.length === 0)
               await client.query('DELETE FROM delivery_batches WHERE id = $1', [id])
-            else kept++
+            else kept.push({ id, memberIds: joined.rows.map((row) => Number(row.id)).sort((a, b) => a - b) })
           }
           return kept
         }),

@@ -1,5 +1,6 @@
 /** delivery_batches, batch_attempts and deliveries.batch_id on SQLite. */
 import type { SQLInputValue } from 'node:sqlite'
+import type { FormedBatch } from '../../../domain/delivery-store.ts'
 import type {
   BatchAttemptRow,
   BatchClaimRow,
@@ -19,28 +20,40 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
     candidates: (destinationId, limit, now) =>
       db
         .sql(
-          `SELECT d.id, d.next_attempt_at, d.replay_id, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk
+          `SELECT d.id, d.next_attempt_at, d.replay_id, d.attempt_count, d.first_attempt_at, d.closed_urls,
+             m.payload, m.source_id, m.received_at
+           FROM deliveries d JOIN messages m ON m.pk = d.message_pk
            WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at LIMIT ?`,
         )
         .all(destinationId, now, now, limit) as unknown as CandidateRow[],
-    form: (destinationId, groups, now) =>
+    form: (destinationId, groups, now, leaseUntil) =>
       db.transaction(() => {
         const insert = db.sql(
-          `INSERT INTO delivery_batches (destination_id, status, next_attempt_at, created_at, updated_at)
-           VALUES (?, 'pending', ?, ?, ?) RETURNING id`,
+          `INSERT INTO delivery_batches (destination_id, status, next_attempt_at, lease_until, created_at, updated_at)
+           VALUES (?, 'pending', ?, ?, ?, ?) RETURNING id`,
         )
-        // The condition makes joining a batch happen once per delivery, whoever forms batches.
+        // The condition makes joining a batch happen once per delivery, whoever forms batches. Its
+        // `+` keeps the planner on the ids: walking the due index instead reads every due delivery of
+        // the destination for each batch formed. `status` is set apart, on the few members that were
+        // retrying: a column in the SET list rewrites every index entry that holds it, even unchanged.
         const join = db.sql(
-          `UPDATE deliveries AS d SET batch_id = ?, status = 'pending', next_attempt_at = ?, updated_at = ?
-           WHERE d.id IN (SELECT value FROM json_each(?)) AND ${UNBATCHED_DUE}`,
+          `UPDATE deliveries AS d SET batch_id = ?, next_attempt_at = ?, updated_at = ?
+           WHERE d.id IN (SELECT value FROM json_each(?)) AND +${UNBATCHED_DUE} RETURNING id`,
+        )
+        const pend = db.sql(
+          "UPDATE deliveries SET status = 'pending' WHERE batch_id = ? AND status = 'retrying'",
         )
         const drop = db.sql('DELETE FROM delivery_batches WHERE id = ?')
-        let kept = 0
+        const kept: FormedBatch[] = []
         for (const group of groups) {
-          const { id } = insert.get(destinationId, now, now, now) as { id: number }
-          const { changes } = join.run(id, now, now, ids(group), destinationId, now, now)
-          if (Number(changes) === 0) drop.run(id)
-          else kept++
+          const { id } = insert.get(destinationId, now, leaseUntil, now, now) as { id: number }
+          const joined = join.all(id, now, now, ids(group), destinationId, now, now) as { id: number }[]
+          if (joined.length === 0) {
+            drop.run(id)
+            continue
+          }
+          pend.run(id)
+          kept.push({ id, memberIds: joined.map((row) => row.id).sort((a, b) => a - b) })
         }
         return kept
       }),
