@@ -504,6 +504,9 @@ export class DeliveryEngine {
   /** `fill` for messages sent one per request. */
   private async fillSingles(slot: DestinationSlot): Promise<number | null> {
     this.startReady(slot)
+    // A full group of outcomes waits for the commit in progress: the next commit claims with them
+    // (`commitOutcomes`), so a claim of its own now would be one more transaction for the store.
+    if (this.recording !== null && this.pendingOutcomes.length >= this.groupSize) return null
     const want = this.claimWanted(slot)
     if (want === 0) return null
     slot.claiming = true
