@@ -387,8 +387,11 @@ export class DeliveryEngine {
    * Returns when the destination's next retry is due, if it has nothing to do now.
    */
   private async fill(slot: DestinationSlot): Promise<number | null> {
-    const held = await this.holdWhileUnavailable(slot)
-    if (held !== undefined) return held
+    // Checked here first so that the usual case (a URL can take requests) makes no promise of its own.
+    if (this.held(slot, Date.now())) {
+      const held = await this.holdWhileUnavailable(slot)
+      if (held !== undefined) return held
+    }
     const batchesDue = slot.sendsBatches ? await this.fillBatches(slot) : null
     // A batching destination's messages all go in batches: none is claimed alone.
     if (slot.destination.settings.batching !== undefined) return batchesDue
@@ -501,6 +504,9 @@ export class DeliveryEngine {
   /** `fill` for messages sent one per request. */
   private async fillSingles(slot: DestinationSlot): Promise<number | null> {
     this.startReady(slot)
+    // A full group of outcomes waits for the commit in progress: the next commit claims with them
+    // (`commitOutcomes`), so a claim of its own now would be one more transaction for the store.
+    if (this.recording !== null && this.pendingOutcomes.length >= this.groupSize) return null
     const want = this.claimWanted(slot)
     if (want === 0) return null
     slot.claiming = true
@@ -764,7 +770,8 @@ export class DeliveryEngine {
         span.end({ 'sluice.outcome': 'withdrawn' })
         return
       }
-      if (await this.discardedAsCancelled(destination.id, [delivery])) {
+      // Live deliveries (no replay) are never cancelled: no check, and no await before the send.
+      if (delivery.replayId !== null && (await this.discardedAsCancelled(destination.id, [delivery]))) {
         span.end({ 'sluice.outcome': 'cancelled' })
         return
       }

@@ -26,11 +26,14 @@ function previousSecret(settings: WebhooksSettings, kind: SecretKind, now: numbe
   return previous !== undefined && now < previous.until ? previous.secret : undefined
 }
 
-/** The headers as a flat name/value list (undici's form); empty when the destination signs nothing. */
+/**
+ * The headers as a flat name/value list (undici's form); empty when the destination signs nothing.
+ * `webhookId` may be given as a function: it is then worked out only when Standard Webhooks signs.
+ */
 export function signatureHeaders(
   body: Buffer,
   settings: WebhooksSettings,
-  webhookId: string,
+  webhookId: string | (() => string),
   now: number,
 ): string[] {
   const signing = settings.signing ?? DEFAULT_SIGNING
@@ -47,10 +50,11 @@ export function signatureHeaders(
   const whsec = settings.standardWebhooksSecret
   if (signing.standardWebhooks && whsec) {
     const timestamp = Math.floor(now / 1000)
-    const signatures = [standardWebhooksSignature(whsec, webhookId, timestamp, body)]
+    const id = typeof webhookId === 'string' ? webhookId : webhookId()
+    const signatures = [standardWebhooksSignature(whsec, id, timestamp, body)]
     const old = previousSecret(settings, 'standardWebhooks', now)
-    if (old !== undefined) signatures.push(standardWebhooksSignature(old, webhookId, timestamp, body))
-    headers.push('webhook-id', webhookId, 'webhook-timestamp', String(timestamp))
+    if (old !== undefined) signatures.push(standardWebhooksSignature(old, id, timestamp, body))
+    headers.push('webhook-id', id, 'webhook-timestamp', String(timestamp))
     headers.push('webhook-signature', signatures.join(' '))
   }
   return headers
