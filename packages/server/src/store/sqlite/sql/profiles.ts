@@ -6,9 +6,9 @@ import type {
   ProfileRow,
   ProfilesSql,
 } from '../../tables/profiles.ts'
-import type { SqliteDatabase } from '../database.ts'
+import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
 import type { IngestHandoff } from '../ingest-handoff.ts'
-import { QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
+import { type Param, QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
 
 /** A profile's computed state, removed when the profile goes (merged away or erased). */
 const COMPUTED_STATE = ['computed_values', 'computed_sent', 'profile_dirty']
@@ -124,19 +124,27 @@ export function sqliteProfiles(db: SqliteDatabase, handoff: IngestHandoff): Prof
               identity.linked_at,
             )
           }
-          for (const event of writes.events) {
+          // Up to ROWS_PER_STATEMENT rows a statement: per-statement overhead was most of their cost.
+          for (let at = 0; at < writes.events.length; at += ROWS_PER_STATEMENT) {
+            const chunk = writes.events.slice(at, at + ROWS_PER_STATEMENT)
+            const values: Param[] = []
+            for (const event of chunk) {
+              values.push(
+                event.message_pk,
+                event.profile_id,
+                event.source_id,
+                event.message_id,
+                event.type,
+                event.event,
+                event.occurred_at,
+                event.properties,
+              )
+            }
             run(
               `INSERT OR IGNORE INTO profile_events
                (message_pk, profile_id, source_id, message_id, type, event, occurred_at, properties)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-              event.message_pk,
-              event.profile_id,
-              event.source_id,
-              event.message_id,
-              event.type,
-              event.event,
-              event.occurred_at,
-              event.properties,
+             VALUES ${placeholders(chunk.length, '(?, ?, ?, ?, ?, ?, ?, ?)')}`,
+              ...values,
             )
           }
           if (writes.dirty.length > 0) {
