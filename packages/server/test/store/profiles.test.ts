@@ -216,6 +216,53 @@ for (const backend of backends) {
         assert.equal(await drain(store), 1)
       },
     )
+
+    // Calls just stored may reach the worker without being read back (SQLite's ingest hands them over):
+    // what it consumes must still be exactly what the log holds when it gets there.
+    withStore(
+      'the worker consumes what the log holds: no call deleted after its commit, and calls another writer stored in between',
+      async ({ store, beside }, web) => {
+        await store.ingest([call(web, { userId: 'first', event: 'E' })])
+        assert.equal(await drain(store), 1)
+        const doomed = call(web, { userId: 'deleted', event: 'E' })
+        await store.ingest([
+          call(web, { userId: 'before', event: 'E' }),
+          doomed,
+          call(web, { userId: 'after', event: 'E' }),
+        ])
+        assert.equal(await beside(`DELETE FROM messages WHERE message_id = '${doomed.messageId}'`), 1)
+        assert.equal(await drain(store), 2)
+        assert.equal(await store.findProfile({ userId: 'deleted' }), null)
+        assert.ok(await store.findProfile({ userId: 'before' }))
+        assert.ok(await store.findProfile({ userId: 'after' }))
+
+        await store.ingest([call(web, { userId: 'ingested-1', event: 'E' })])
+        const payload = JSON.stringify({ type: 'track', messageId: 'beside-1', userId: 'beside', event: 'E' })
+        assert.equal(
+          await beside(
+            `INSERT INTO messages (source_id, message_id, type, received_at, payload) VALUES ('${web.id}', 'beside-1', 'track', ${Date.now()}, '${payload}')`,
+          ),
+          1,
+        )
+        await store.ingest([
+          call(web, { type: 'identify', userId: 'ingested-2', traits: { plan: 'pro' } }),
+          call(web, { userId: 'ingested-2', event: 'Bought', properties: { total: 5 } }),
+        ])
+        assert.equal(await drain(store), 4)
+        assert.ok(await store.findProfile({ userId: 'ingested-1' }))
+        assert.ok(await store.findProfile({ userId: 'beside' }))
+        const profile = (await store.findProfile({ userId: 'ingested-2' }))!
+        assert.deepEqual(profile.traits, { plan: 'pro' })
+        const { events } = await store.listProfileEvents(profile.id, { limit: 10 })
+        assert.deepEqual(
+          events.map((event) => [event.type, event.event, event.properties]),
+          [
+            ['track', 'Bought', { total: 5 }],
+            ['identify', null, { plan: 'pro' }],
+          ],
+        )
+      },
+    )
   })
 }
 

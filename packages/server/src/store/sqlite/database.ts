@@ -65,6 +65,11 @@ export class SqliteDatabase {
     this.db.exec(script)
   }
 
+  /** Whether a `transaction` is open: what is written now commits only with it. */
+  get inTransaction(): boolean {
+    return this.transactionDepth > 0
+  }
+
   /**
    * Runs `work` in one write transaction; rolls back and rethrows on any error. Called inside another
    * transaction's work, it joins that one (an error rolls the whole outer transaction back), so the

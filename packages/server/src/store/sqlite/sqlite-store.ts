@@ -11,6 +11,7 @@ import { type SecretKeys, StoreCore, type StoreCoreOptions } from '../core/store
 import type { StoreSql } from '../core/store-sql.ts'
 import { existingKeyFile } from '../secret-keys.ts'
 import { SqliteDatabase, type SqliteDatabaseOptions } from './database.ts'
+import { IngestHandoff } from './ingest-handoff.ts'
 import { sqliteAttempts } from './sql/attempts.ts'
 import { sqliteClaimDeliveries } from './sql/claim-deliveries.ts'
 import { sqliteComputations } from './sql/computations.ts'
@@ -43,6 +44,8 @@ export interface SqliteStoreOptions
     Pick<StoreCoreOptions, 'dedupeWindowMs' | 'secretKeys'> {}
 
 function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
+  // Ingest hands what it stored to the profile worker's next read of the log (ingest-handoff.ts).
+  const handoff = new IngestHandoff()
   return {
     kind: 'sqlite',
     migrations: sqliteMigrations(db),
@@ -60,11 +63,11 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     regulations: sqliteRegulations(db),
     tokens: sqliteTokens(db),
     rollups: sqliteRollups(db),
-    profiles: sqliteProfiles(db),
+    profiles: sqliteProfiles(db, handoff),
     computations: sqliteComputations(db),
     config: sqliteConfig(db),
     replays: sqliteReplays(db),
-    ingest: sqliteIngest(db),
+    ingest: sqliteIngest(db, handoff),
     claimDeliveries: sqliteClaimDeliveries(db),
     recordOutcomes: sqliteRecordOutcomes(db),
   }

@@ -7,13 +7,15 @@ import type { SQLInputValue } from 'node:sqlite'
 import type { DestinationType } from '../../../domain/destinations.ts'
 import type { AcceptedMessage } from '../../../domain/message-store.ts'
 import { type Router, type RoutingRow, routerOf } from '../../../route/gates.ts'
-import type { IngestSql } from '../../tables/messages.ts'
+import type { IngestSql, MessageRow } from '../../tables/messages.ts'
 import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
 import { dedupeKey } from '../dedupe-key.ts'
+import type { IngestHandoff } from '../ingest-handoff.ts'
 import { addGatedCounts } from './destinations.ts'
 import { addSourceMinutes } from './rollups.ts'
 
-export function sqliteIngest(db: SqliteDatabase): IngestSql {
+/** `handoff`: told each commit's stored rows, for the profile worker (ingest-handoff.ts). */
+export function sqliteIngest(db: SqliteDatabase, handoff: IngestHandoff): IngestSql {
   /**
    * Which of `messageIds` the source sent after `after` (one statement per ROWS_PER_STATEMENT ids). The
    * lookup goes by dedupe key (dedupe-key.ts) and compares the text on a key hit, so a hash collision is
@@ -120,9 +122,12 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
     const countAccepted = db.sql(
       'UPDATE sources SET accepted_count = accepted_count + ?, duplicate_count = duplicate_count + ? WHERE id = ?',
     )
+    // The rows as the profile worker would read them back, when it reads them (ingest-handoff.ts); not
+    // from inside another transaction, which may yet roll back (and its pks be used again).
+    const handed: MessageRow[] | null = handoff.wanted && !db.inTransaction ? [] : null
     // Statements cover up to ROWS_PER_STATEMENT rows each: per-statement overhead, not SQLite's B-tree
     // work, was most of the cost of one statement per message.
-    return db.transaction(() => {
+    const outcome = db.transaction(() => {
       const stored: boolean[] = new Array(messages.length).fill(false)
       let deliveriesCreated = 0
       const gated = new Map<string, [number, number]>()
@@ -153,6 +158,14 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
           const deliveries: SQLInputValue[] = []
           for (let k = 0; k < chunk.length; k++) {
             const message = messages[chunk[k]!]!
+            handed?.push({
+              pk: firstPk + k,
+              source_id: sourceId,
+              message_id: message.messageId,
+              type: message.type,
+              received_at: message.receivedAt,
+              payload: message.payloadJson,
+            })
             for (const target of router.route(message.routeTo, message.payloadJson))
               deliveries.push(firstPk + k, targets[target]!.id, now, now, now)
           }
@@ -168,5 +181,7 @@ export function sqliteIngest(db: SqliteDatabase): IngestSql {
       addSourceMinutes(db, messages, stored)
       return { stored, deliveriesCreated }
     })
+    if (handed !== null) handoff.committed(handed)
+    return outcome
   }
 }

@@ -6,20 +6,39 @@ import type {
   ProfileRow,
   ProfilesSql,
 } from '../../tables/profiles.ts'
-import type { SqliteDatabase } from '../database.ts'
-import { QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
+import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
+import type { IngestHandoff } from '../ingest-handoff.ts'
+import { type Param, QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
 
 /** A profile's computed state, removed when the profile goes (merged away or erased). */
 const COMPUTED_STATE = ['computed_values', 'computed_sent', 'profile_dirty']
 
-/** profiles, profile_identities, profile_merges, profile_events and profile_cursor. Lists travel as JSON. */
-export function sqliteProfiles(db: SqliteDatabase): ProfilesSql {
+/**
+ * profiles, profile_identities, profile_merges, profile_events and profile_cursor. Lists travel as JSON.
+ * `handoff`: the rows ingest just stored, read from memory instead of the log when it holds them.
+ */
+export function sqliteProfiles(db: SqliteDatabase, handoff: IngestHandoff): ProfilesSql {
   const { all, run } = statementHelpers(db)
+  /**
+   * The calls after `afterPk` as ingest handed them over, if it holds the next ones and every one of
+   * them is still stored (a row is never changed, only deleted): counting a pk range reads no row.
+   */
+  const handedOver = (afterPk: number, limit: number): MessageRow[] | null => {
+    const rows = handoff.take(afterPk, limit)
+    if (rows === null) return null
+    const { n } = db
+      .sql('SELECT count(*) AS n FROM messages WHERE pk > ? AND pk <= ?')
+      .get(afterPk, rows.at(-1)!.pk) as { n: number }
+    if (n === rows.length) return rows
+    handoff.clear()
+    return null
+  }
   const bumpVersion = () => run('UPDATE profile_cursor SET version = version + 1')
   return {
     cursor: () =>
       db.sql('SELECT high_pk, gaps, version FROM profile_cursor').get() as unknown as ProfileCursorRow,
     messages: (afterPk, upToPk, limit) =>
+      (upToPk === null ? handedOver(afterPk, limit) : null) ??
       all<MessageRow>(
         'SELECT * FROM messages WHERE pk > ? AND (? IS NULL OR pk <= ?) ORDER BY pk LIMIT ?',
         afterPk,
@@ -105,19 +124,27 @@ export function sqliteProfiles(db: SqliteDatabase): ProfilesSql {
               identity.linked_at,
             )
           }
-          for (const event of writes.events) {
+          // Up to ROWS_PER_STATEMENT rows a statement: per-statement overhead was most of their cost.
+          for (let at = 0; at < writes.events.length; at += ROWS_PER_STATEMENT) {
+            const chunk = writes.events.slice(at, at + ROWS_PER_STATEMENT)
+            const values: Param[] = []
+            for (const event of chunk) {
+              values.push(
+                event.message_pk,
+                event.profile_id,
+                event.source_id,
+                event.message_id,
+                event.type,
+                event.event,
+                event.occurred_at,
+                event.properties,
+              )
+            }
             run(
               `INSERT OR IGNORE INTO profile_events
                (message_pk, profile_id, source_id, message_id, type, event, occurred_at, properties)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-              event.message_pk,
-              event.profile_id,
-              event.source_id,
-              event.message_id,
-              event.type,
-              event.event,
-              event.occurred_at,
-              event.properties,
+             VALUES ${placeholders(chunk.length, '(?, ?, ?, ?, ?, ?, ?, ?)')}`,
+              ...values,
             )
           }
           if (writes.dirty.length > 0) {

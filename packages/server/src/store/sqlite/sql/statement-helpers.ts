@@ -1,6 +1,6 @@
 import type { SqliteDatabase } from '../database.ts'
 
-type Param = string | number | null
+export type Param = string | number | null
 
 /** Shorthands over the cached prepared statements: every row, or how many rows changed. */
 export function statementHelpers(db: SqliteDatabase) {
