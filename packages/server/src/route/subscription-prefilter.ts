@@ -83,18 +83,16 @@ export function prefilterNames(node: Node, names = new Set<string>()): Set<strin
 /** Every string value of a member `name` in JSON text, decoded. */
 function stringValues(json: string, name: string): Set<string> {
   const found = new Set<string>()
-  const needle = memberNeedle(name)
-  let at = json.indexOf(needle)
-  while (at !== -1) {
-    const start = at + needle.length
-    const end = closingQuote(json, start)
-    if (end === -1) break
-    const raw = json.slice(start, end)
+  const key = rawValuesKey(json, memberNeedle(name))
+  if (key === NO_VALUE) return found
+  // The key's separator is a control character, which JSON text never holds unescaped.
+  for (const raw of key.split(VALUE_SEPARATOR))
     found.add(raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw)
-    at = json.indexOf(needle, end + 1)
-  }
   return found
 }
+
+const VALUE_SEPARATOR = '\u0001'
+const NO_VALUE = '\u0002'
 
 /**
  * The string values of a member in JSON text, undecoded, as one key (`needle` is `memberNeedle(name)`): the first value as it
@@ -109,10 +107,10 @@ export function rawValuesKey(json: string, needle: string): string {
     const end = closingQuote(json, start)
     if (end === -1) break
     const raw = json.slice(start, end)
-    key = key === undefined ? raw : `${key}\u0001${raw}`
+    key = key === undefined ? raw : `${key}${VALUE_SEPARATOR}${raw}`
     at = json.indexOf(needle, end + 1)
   }
-  return key ?? '\u0002'
+  return key ?? NO_VALUE
 }
 
 /** What precedes a string value of member `name` in JSON.stringify output. */

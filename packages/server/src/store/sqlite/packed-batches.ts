@@ -16,6 +16,7 @@ import type {
   CandidateRow,
   ClaimedBatchRows,
 } from '../tables/delivery-batches.ts'
+import { unpackClaimRow } from './packed-claims.ts'
 import { type Packed, Packer, Unpacker } from './packed-text.ts'
 
 export function packCandidates(rows: CandidateRow[]): Packed {
@@ -33,7 +34,7 @@ export function unpackCandidates(packed: Packed): CandidateRow[] {
   const rows: CandidateRow[] = new Array(input.number())
   for (let i = 0; i < rows.length; i++) {
     const next_attempt_at = input.number()
-    rows[i] = { next_attempt_at, ...unpackMember(input) }
+    rows[i] = { next_attempt_at, ...unpackClaimRow(input) }
   }
   return rows
 }
@@ -69,7 +70,7 @@ export function unpackClaimedBatches(packed: Packed): ClaimedBatchRows {
   const members: BatchMemberRow[] = new Array(input.number())
   for (let i = 0; i < members.length; i++) {
     const batch_id = input.number()
-    members[i] = { batch_id, ...unpackMember(input) }
+    members[i] = { batch_id, ...unpackClaimRow(input) }
   }
   return { batches, members }
 }
@@ -83,17 +84,4 @@ function packMember(out: Packer, row: ClaimRow): void {
   out.string(row.closed_urls)
   out.string(row.replay_id)
   out.string(row.payload)
-}
-
-function unpackMember(input: Unpacker): ClaimRow {
-  return {
-    id: input.number(),
-    received_at: input.number(),
-    attempt_count: input.number(),
-    first_attempt_at: input.maybe(),
-    source_id: input.string()!,
-    closed_urls: input.string(),
-    replay_id: input.string(),
-    payload: input.string()!,
-  }
 }

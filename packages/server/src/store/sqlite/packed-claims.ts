@@ -33,19 +33,22 @@ export function unpackClaims(packed: Packed): ClaimRow[][] {
   const claims: ClaimRow[][] = new Array(input.number())
   for (let c = 0; c < claims.length; c++) {
     const rows: ClaimRow[] = new Array(input.number())
-    for (let r = 0; r < rows.length; r++) {
-      rows[r] = {
-        id: input.number(),
-        received_at: input.number(),
-        attempt_count: input.number(),
-        first_attempt_at: input.maybe(),
-        source_id: input.string()!,
-        closed_urls: input.string(),
-        replay_id: input.string(),
-        payload: input.string()!,
-      }
-    }
+    for (let r = 0; r < rows.length; r++) rows[r] = unpackClaimRow(input)
     claims[c] = rows
   }
   return claims
+}
+
+/** One claimed row, in the order the packer wrote it (also the members of packed batches). */
+export function unpackClaimRow(input: Unpacker): ClaimRow {
+  return {
+    id: input.number(),
+    received_at: input.number(),
+    attempt_count: input.number(),
+    first_attempt_at: input.maybe(),
+    source_id: input.string()!,
+    closed_urls: input.string(),
+    replay_id: input.string(),
+    payload: input.string()!,
+  }
 }
