@@ -18,9 +18,16 @@ import { addGatedCounts } from './destinations.ts'
 
 const REQUEUE = 'ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1'
 
-/** Queues the profiles a computation's backfill covers. */
+/**
+ * Queues the profiles a computation's backfill covers. The profile cursor's row lock comes first (the
+ * lock consuming takes first): a batch of calls being consumed meanwhile is either committed before the
+ * backfill looks (and its profiles are queued here) or waits until the computation is committed (and its
+ * profiles, queued by the batch, are evaluated with it). Without it, a profile whose first calls were
+ * being consumed while the computation was created was evaluated by neither, until its next call.
+ */
 async function queue(client: PoolClient, scope: QueueScope): Promise<void> {
   if (scope === 'none') return
+  await client.query('SELECT 1 FROM profile_cursor FOR UPDATE')
   if (scope === 'all') {
     await client.query(`INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles ${REQUEUE}`)
   } else {
