@@ -131,6 +131,55 @@ describe('routing at ingest (integrations object, connections, enabled)', () => 
     assert.equal(await sluice.store.countDeliveries({ destinationId: toBoth.id }), 2)
     assert.equal(await sluice.store.countDeliveries({ destinationId: disabled.id }), 0)
   })
+
+  test('routing follows destinations and connections changed after calls were routed', async () => {
+    const sluice = await start()
+    const a = await sluice.createSource('a')
+    const b = await sluice.createSource('b')
+    let calls = 0
+    const track = () =>
+      send(sluice.url, '/v1/track', trackCall({ messageId: `changes-${calls++}` }), { writeKey: a.writeKey })
+    const deliveries = (destinationId: string) => sluice.store.countDeliveries({ destinationId })
+
+    await track() // routed to nothing: the source's routing is now known
+    const destination = await webhooks(sluice, [a.id])
+    await track()
+    assert.equal(await deliveries(destination.id), 1, 'a destination created later is routed to')
+
+    await sluice.store.updateDestination(destination.id, { enabled: false })
+    await track()
+    assert.equal(await deliveries(destination.id), 1, 'a disabled destination is not')
+
+    await sluice.store.updateDestination(destination.id, { enabled: true })
+    await track()
+    assert.equal(await deliveries(destination.id), 2, 'enabled again, it is')
+
+    await sluice.store.updateDestination(destination.id, { sourceIds: [b.id] })
+    await track()
+    assert.equal(await deliveries(destination.id), 2, 'disconnected from the source, it is not')
+
+    await sluice.store.updateDestination(destination.id, { sourceIds: [a.id, b.id] })
+    await track()
+    assert.equal(await deliveries(destination.id), 3, 'connected again, it is')
+
+    // A change committed by another connection to the file is seen too.
+    const writer = new DatabaseSync(join(sluice.dataDir, 'sluice.db'))
+    writer
+      .prepare('DELETE FROM destination_sources WHERE destination_id = ? AND source_id = ?')
+      .run(destination.id, a.id)
+    writer.close()
+    await track()
+    assert.equal(await deliveries(destination.id), 3, 'disconnected by another connection, it is not')
+
+    const other = await webhooks(sluice, [a.id])
+    await sluice.store.deleteSource(b.id)
+    await track()
+    assert.equal(
+      await deliveries(other.id),
+      1,
+      'a source deleted elsewhere leaves the routing of this one right',
+    )
+  })
 })
 
 describe('durability', () => {

@@ -60,6 +60,11 @@ export class SqliteDatabase {
     return statement
   }
 
+  /** Makes `fn` callable from this connection's SQL (and its triggers) as `name()`. */
+  defineFunction(name: string, fn: () => null): void {
+    this.db.function(name, { deterministic: false, directOnly: false }, fn)
+  }
+
   /** Runs a script (several statements, no parameters). */
   exec(script: string): void {
     this.db.exec(script)

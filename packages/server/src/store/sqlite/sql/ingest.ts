@@ -97,7 +97,7 @@ export function sqliteIngest(db: SqliteDatabase, handoff: IngestHandoff): Ingest
    * Enabled destinations connected to a source: where its messages may be routed, with their gates
    * (route/gates.ts, kept while their settings do not change).
    */
-  const routingTargets = (sourceId: string): Router =>
+  const readRoutingTargets = (sourceId: string): Router =>
     routerOf(
       db
         .sql(
@@ -106,6 +106,45 @@ export function sqliteIngest(db: SqliteDatabase, handoff: IngestHandoff): Ingest
         )
         .all(sourceId) as unknown as (RoutingRow & { type: DestinationType })[],
     )
+
+  /**
+   * Each source's router, kept until destinations or their connections change. Re-reading them was
+   * a large part of a small commit's cost with many destinations connected. This connection's own
+   * writes to those tables (cascades included, and rolled-back ones too) are heard through temporary
+   * triggers; another connection's commits through data_version, which then drops every router.
+   */
+  const routersBySource = new Map<string, Router>()
+  let routingChanged = true
+  let dataVersion = -1
+  let listening = false
+  const listenForRoutingChanges = (): void => {
+    db.defineFunction('sluice_routing_changed', () => {
+      routingChanged = true
+      return null
+    })
+    for (const table of ['destinations', 'destination_sources'])
+      for (const change of ['INSERT', 'UPDATE', 'DELETE'])
+        db.exec(
+          `CREATE TEMP TRIGGER IF NOT EXISTS routing_changed_${table}_${change.toLowerCase()} AFTER ${change} ON main.${table} BEGIN SELECT sluice_routing_changed(); END`,
+        )
+    listening = true
+  }
+  const routingTargets = (sourceId: string): Router => {
+    // Created on first use: the tables exist only once migrations have run.
+    if (!listening) listenForRoutingChanges()
+    const { data_version } = db.sql('PRAGMA data_version').get() as { data_version: number }
+    if (routingChanged || data_version !== dataVersion) {
+      routersBySource.clear()
+      routingChanged = false
+      dataVersion = data_version
+    }
+    let router = routersBySource.get(sourceId)
+    if (router === undefined) {
+      router = readRoutingTargets(sourceId)
+      routersBySource.set(sourceId, router)
+    }
+    return router
+  }
 
   /** What the gates kept from each destination in this commit, [filtered, sampledOut]: one statement. */
   const countGated = (counts: Map<string, [number, number]>): void =>
