@@ -5,7 +5,13 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { emptyFilter, mappingProblem, policyDraft, toPolicySettings } from '../src/model/delivery-policy.ts'
+import {
+  emptyFilter,
+  mappingProblem,
+  policyDraft,
+  toBatchingSettings,
+  toPolicySettings,
+} from '../src/model/delivery-policy.ts'
 
 const saved = {
   subscription: 'type = "track"',
@@ -41,4 +47,21 @@ test('a mapping that is not a JSON object is caught before it is sent', () => {
   assert.equal(mappingProblem('{"a": {"@path": "$.event"}}'), null)
   assert.match(mappingProblem('{"a": ') ?? '', /^Mapping is not valid JSON/)
   assert.match(mappingProblem('[1]') ?? '', /must be a JSON object/)
+})
+
+test('batching opens as saved, is sent back as saved, and null turns it off on a saved destination', () => {
+  const batching = { maxEvents: 50, maxBytes: 100_000, maxWaitMs: 250 }
+  const draft = policyDraft({ ...saved, batching })
+  assert.equal(draft.batching.on, true)
+  assert.deepEqual(toBatchingSettings(draft, true), { batching })
+  const off = { ...draft, batching: { ...draft.batching, on: false } }
+  assert.deepEqual(toBatchingSettings(off, true), { batching: null })
+  assert.deepEqual(toBatchingSettings(off, false), {})
+  // Off by default, with limits ready for when it is turned on; a limit that is not a number goes as typed.
+  const fresh = policyDraft(undefined)
+  assert.equal(fresh.batching.on, false)
+  const typed = { ...fresh, batching: { ...fresh.batching, on: true, maxEvents: 'many' } }
+  assert.deepEqual(toBatchingSettings(typed, false), {
+    batching: { maxEvents: 'many', maxBytes: 512_000, maxWaitMs: 1_000 },
+  })
 })

@@ -366,6 +366,39 @@ describe('the web app, day to day', () => {
     assert.ok(!second.requests.slice(before).some((r) => r.body.toString().includes('Drop Me')))
   })
 
+  test('batching is turned on in the form: a limit out of range is refused at its field, then calls arrive as one array', async () => {
+    await page.goto(`${sluice.url}/destinations/${destinationId}/edit`)
+    await page.getByLabel('Send several calls per request, as a JSON array').check()
+    const maxEvents = page.getByLabel('Most calls per request (1 to 1,000)')
+    await maxEvents.fill('0')
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /whole number from 1 to 1000/ })
+      .first()
+      .waitFor({ timeout: SLOW })
+    assert.equal(await maxEvents.getAttribute('aria-invalid'), 'true')
+    await maxEvents.fill('2')
+    await page.getByLabel('Longest wait for a batch to fill, in ms (0 to 60,000)').fill('5000')
+    await assertAccessible(page, 'the destination form with batching')
+    await screenshot(page, 'day-destination-batching-1280')
+    await page.getByRole('button', { name: 'Save changes' }).click()
+    await page.getByRole('heading', { name: 'Changes saved' }).waitFor({ timeout: SLOW })
+    const saved = await sluice.api('GET', `/api/v1/destinations/${destinationId}`)
+    assert.deepEqual(saved.body.settings.batching, { maxEvents: 2, maxBytes: 512_000, maxWaitMs: 5_000 })
+
+    const before = second.requests.length
+    assert.equal((await call('/v1/track', { userId: 'fay', event: 'Keep Me' })).status, 200)
+    assert.equal((await call('/v1/track', { userId: 'gus', event: 'Keep Me' })).status, 200)
+    const batch = await until(
+      'the batch of two',
+      () => second.requests.slice(before).find((r) => r.body.toString().startsWith('[')),
+      (found) => found !== undefined,
+      30_000,
+    )
+    assert.deepEqual(JSON.parse(batch!.body.toString()), [{ name: 'Keep Me' }, { name: 'Keep Me' }])
+  })
+
   test('Delete destination asks in a dialog; Delete confirms', async () => {
     await page.getByRole('button', { name: 'Delete destination' }).click()
     const dialog = page.getByRole('dialog', { name: 'Delete the destination Orders?' })

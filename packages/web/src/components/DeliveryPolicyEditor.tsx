@@ -184,6 +184,48 @@ export function DeliveryPolicyEditor({
         field="/settings/method"
       />
 
+      <h3 className="subhead">Batching</h3>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={draft.batching.on}
+          onChange={(event) => set({ batching: { ...draft.batching, on: event.target.checked } })}
+        />{' '}
+        Send several calls per request, as a JSON array
+      </label>
+      <p className="hint">
+        A batch goes when it holds the most calls or bytes below, or when its oldest call has waited that
+        long; it is signed, retried and dead-lettered as one request.
+      </p>
+      {draft.batching.on && (
+        <>
+          <TextField
+            label="Most calls per request (1 to 1,000)"
+            type="number"
+            value={draft.batching.maxEvents}
+            onChange={(maxEvents) => set({ batching: { ...draft.batching, maxEvents } })}
+            error={error}
+            field="/settings/batching/maxEvents"
+          />
+          <TextField
+            label="Most bytes per request (up to 512,000)"
+            type="number"
+            value={draft.batching.maxBytes}
+            onChange={(maxBytes) => set({ batching: { ...draft.batching, maxBytes } })}
+            error={error}
+            field="/settings/batching/maxBytes"
+          />
+          <TextField
+            label="Longest wait for a batch to fill, in ms (0 to 60,000)"
+            type="number"
+            value={draft.batching.maxWaitMs}
+            onChange={(maxWaitMs) => set({ batching: { ...draft.batching, maxWaitMs } })}
+            error={error}
+            field="/settings/batching/maxWaitMs"
+          />
+        </>
+      )}
+
       <div className="row-actions">
         <button
           type="button"

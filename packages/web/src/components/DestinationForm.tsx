@@ -8,7 +8,13 @@ import type { Destination, Replay, SavedDestination } from '@sluice/server/api'
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { type FormEvent, useId, useState } from 'react'
 import { changes, keys, queries } from '../api/queries.ts'
-import { mappingProblem, type PolicyDraft, policyDraft, toPolicySettings } from '../model/delivery-policy.ts'
+import {
+  mappingProblem,
+  type PolicyDraft,
+  policyDraft,
+  toBatchingSettings,
+  toPolicySettings,
+} from '../model/delivery-policy.ts'
 import { Link } from '../ui/content.tsx'
 import { ErrorBox, FieldError } from '../ui/errors.tsx'
 import { CheckboxList, TextField } from '../ui/fields.tsx'
@@ -123,6 +129,7 @@ export function DestinationForm({
           sharedSecret: secret === '' ? null : secret,
           ...(standardWebhooks ? { signing: { standardWebhooks } } : {}),
           ...toPolicySettings(policy, false),
+          ...toBatchingSettings(policy, false),
         },
       })
     }
@@ -137,6 +144,7 @@ export function DestinationForm({
         ...sharedSecret,
         signing: { standardWebhooks },
         ...toPolicySettings(policy, true),
+        ...toBatchingSettings(policy, true),
       },
     })
   }

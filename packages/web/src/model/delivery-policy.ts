@@ -20,12 +20,31 @@ export interface PolicyDraft {
   /** The mapping's JSON, as typed; empty: none. */
   mapping: string
   method: WebhookMethod
+  batching: BatchingDraft
+}
+
+/** Batching as typed: off, or its three limits as text (the API says what is out of range). */
+export interface BatchingDraft {
+  on: boolean
+  maxEvents: string
+  maxBytes: string
+  maxWaitMs: string
+}
+
+/** Batching as saved (the API's `settings.batching`). */
+interface SavedBatching {
+  maxEvents: number
+  maxBytes: number
+  maxWaitMs: number
 }
 
 export const emptyFilter = (): FilterDraft => ({ if: '', action: 'drop', percent: '50', fields: '' })
 
 /** The saved settings as the form shows them. */
-export function policyDraft(settings: DeliveryPolicySettings | undefined): PolicyDraft {
+export function policyDraft(
+  settings: (DeliveryPolicySettings & { batching?: SavedBatching }) | undefined,
+): PolicyDraft {
+  const batching = settings?.batching
   return {
     subscription: settings?.subscription ?? '',
     filters: (settings?.filters ?? []).map((filter) => ({
@@ -36,6 +55,13 @@ export function policyDraft(settings: DeliveryPolicySettings | undefined): Polic
     })),
     mapping: settings?.mapping ? JSON.stringify(settings.mapping, null, 2) : '',
     method: settings?.method ?? 'POST',
+    // Off: the example limits the API's own error message gives, ready when it is turned on.
+    batching: {
+      on: batching !== undefined,
+      maxEvents: String(batching?.maxEvents ?? 100),
+      maxBytes: String(batching?.maxBytes ?? 512_000),
+      maxWaitMs: String(batching?.maxWaitMs ?? 1_000),
+    },
   }
 }
 
@@ -52,8 +78,8 @@ export function mappingProblem(text: string): string | null {
   }
 }
 
-/** A percent as typed: a number when it is one, else the text, for the API to point at. */
-function percentOf(text: string): number {
+/** A number as typed: a number when it is one, else the text, for the API to point at. */
+function numberOf(text: string): number {
   const trimmed = text.trim()
   return (trimmed !== '' && Number.isFinite(Number(trimmed)) ? Number(trimmed) : trimmed) as number
 }
@@ -67,7 +93,7 @@ export function toPolicySettings(draft: PolicyDraft, saved: boolean) {
   const filters = draft.filters.map((filter) => ({
     ...(filter.if.trim() === '' ? {} : { if: filter.if.trim() }),
     action: filter.action,
-    ...(filter.action === 'sample' ? { percent: percentOf(filter.percent) } : {}),
+    ...(filter.action === 'sample' ? { percent: numberOf(filter.percent) } : {}),
     ...(filter.action === 'dropFields' || filter.action === 'allowFields'
       ? {
           fields: filter.fields
@@ -91,5 +117,22 @@ export function toPolicySettings(draft: PolicyDraft, saved: boolean) {
     ...(filters.length === 0 ? {} : { filters }),
     ...(mapping === null ? {} : { mapping }),
     ...(draft.method === 'POST' ? {} : { method: draft.method }),
+  }
+}
+
+/**
+ * `settings.batching` as the API takes it: a new destination sends it only when on; a saved one sends
+ * `null` when off (which turns batching off). Kept apart from `toPolicySettings`: the dry run shapes
+ * single calls and takes no batching.
+ */
+export function toBatchingSettings(draft: PolicyDraft, saved: boolean) {
+  const { on, maxEvents, maxBytes, maxWaitMs } = draft.batching
+  if (!on) return saved ? { batching: null } : {}
+  return {
+    batching: {
+      maxEvents: numberOf(maxEvents),
+      maxBytes: numberOf(maxBytes),
+      maxWaitMs: numberOf(maxWaitMs),
+    },
   }
 }
