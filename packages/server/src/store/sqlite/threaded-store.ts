@@ -47,13 +47,13 @@ import {
 
 /**
  * Each semi-space of the store thread's young generation, MB. app/heap.ts freezes young generations at
- * their initial size (1 MB for a worker), and the store thread allocates fast and keeps some of it for
- * a few milliseconds (a commit's rows wait for the profile worker, ingest-handoff.ts): at 1 MB they were
- * promoted and collected as old objects. At 16 MB the store thread's CPU per ingest request fell ~9% and
- * V8's helper threads' ~27%; 32 MB measured the same as 16, and idle RSS did not move (the pages are
- * committed as they are used).
+ * their initial size (1 MB a semi-space for a worker), and the store thread allocates fast and keeps some
+ * of it for a few milliseconds (a commit's rows wait for the profile worker, ingest-handoff.ts): at 1 MB
+ * they were promoted and collected as old objects. At 4 MB the store thread's CPU per ingest request fell
+ * ~7% and V8's helper threads' ~14%; 16 MB measured the same as 4 but raised a busy server's RSS by
+ * ~30 MB instead of ~5 (idle RSS does not move: the pages are committed as they are used).
  */
-const STORE_SEMI_SPACE_MB = 16
+const STORE_SEMI_SPACE_MB = 4
 
 interface PendingCall {
   resolve: (value: unknown) => void
