@@ -1,4 +1,3 @@
-import { PerformanceObserver } from 'node:perf_hooks'
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 
@@ -13,8 +12,7 @@ let tuned = false
  *   allocates at a steady high rate — a few KB per request and per delivery — and V8 answers a high
  *   survival rate by doubling the semi-spaces, which is where most of an idle-looking Sluice's RSS
  *   went (heap 100 MB committed, 26 MB used, draining a backlog). Nearly everything Sluice allocates
- *   dies within one request, so small semi-spaces cost a few percent more scavenges. The `sluice start`
- *   command lets the main thread's grow to a few MB under load (see settleAfterStartup).
+ *   dies within one request, so small semi-spaces cost a few percent more scavenges.
  * - After a full collection the old generation may grow by half before the next one, instead of V8's
  *   own factor (up to 4× for a small heap). What small semi-spaces promote is mostly short-lived, so
  *   over a long backlog drain the old generation filled with garbage: 60–67 MB counted as used at the
@@ -29,32 +27,35 @@ export function keepHeapSmall(): void {
 }
 
 /**
- * The main thread's young generation under load: 8 MB (V8's committed size of the new space). Ingest
- * keeps request data from being promoted at this size; at the initial 1–2 MB it cost ~30% more CPU a
- * request (bench/NOTES.md, Ingest).
+ * The main thread's young generation: 8 MB (V8's committed size of the new space), what compiling the
+ * server's modules grew it to before these limits applied. Ingest keeps request data from being
+ * promoted at this size; at the initial 1 MB it cost ~30% more CPU a request (bench/NOTES.md, Ingest).
  */
-const YOUNG_GENERATION_UNDER_LOAD = 8 * 1024 * 1024
+const YOUNG_GENERATION_BYTES = 8 * 1024 * 1024
+/** Small objects that survive a scavenge, ~0.5 MB at a time: what makes V8 grow the young generation. */
+const SURVIVORS_PER_ROUND = 20_000
 
 let settled = false
 
 /**
- * Once the server has started: one collection that gives back what start-up left behind, then a main
- * thread young generation that grows under load up to YOUNG_GENERATION_UNDER_LOAD and no further.
+ * Once the server has started: one collection that gives back what start-up left behind, keeping the
+ * main thread's young generation at the size ingest needs, without its pages.
  *
- * Compiling the modules and migrating the database grow the young generation to ~8 MB and leave
- * garbage and compiled code that only start-up used; with the growth factor at 1 (keepHeapSmall) V8
- * would keep that young generation for good, and its memory reducer may take many seconds to run. A
- * memory-reducing collection (what V8 does on a low-memory notification) shrinks the young
- * generation to its initial size and the old generation to what is live: ~15 MB less resident at
- * rest. `gc` comes from a throw-away context, with the flag that exposes it set only meanwhile, so
- * no script ever sees it.
+ * Compiling the modules and migrating the database fill the young generation (~8 MB, both halves
+ * touched) and leave garbage and compiled code that only start-up used; with the growth factor at 1
+ * (keepHeapSmall) V8 keeps all of it resident, and its memory reducer may take many seconds to run, or
+ * never. A memory-reducing collection (what V8 does on a low-memory notification) shrinks the young
+ * generation to its initial size (2 MB, half of it committed) and the old generation to what is live:
+ * ~15 MB less resident at rest. The young generation is then grown back to YOUNG_GENERATION_BYTES in
+ * one step: V8 grows it at a scavenge that copies more than it holds, by the growth factor, here 4
+ * (2 → 8 MB) for the few milliseconds this takes. Its new pages are committed but untouched until load
+ * comes. `gc` comes from a throw-away
+ * context, with the flag that exposes it set only meanwhile, so no script ever sees it.
  *
- * The growth factor is one flag for the whole process, so while the main thread's young generation is
- * below the size ingest needs, V8 may double it again at a scavenge; a `gc` observer sets the factor
- * back to 1 once it is there (it may overshoot by one doubling). Worker threads are not affected: the
- * store worker's young generation is capped by its resource limits (store/sqlite/threaded-store.ts).
- * V8 also shrinks the young generation again when the allocation rate stays low, and then the
- * observer lets it grow at the next load.
+ * The growth factor is one flag for the whole process: a scavenge of the store worker in those few
+ * milliseconds (it allocates nearly nothing at rest) could grow its young generation too. Capping the
+ * worker's instead (resource limits or --max-semi-space-size, even at the size it has anyway) measured
+ * 4–5% more CPU a request, so it is not done.
  */
 export function settleAfterStartup(): void {
   if (settled) return
@@ -63,14 +64,21 @@ export function settleAfterStartup(): void {
   const gc = runInNewContext('gc') as (options: object) => void
   setFlagsFromString('--no-expose-gc')
   gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })
-  let growing = false
-  const steer = () => {
-    const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')
-    const grow = young !== undefined && young.space_size < YOUNG_GENERATION_UNDER_LOAD
-    if (grow === growing) return
-    growing = grow
-    setFlagsFromString(`--semi-space-growth-factor=${grow ? 2 : 1}`)
+  setFlagsFromString('--semi-space-growth-factor=4')
+  try {
+    let held: object[] = []
+    for (let round = 0; round < 8 && youngGenerationBytes() < YOUNG_GENERATION_BYTES; round++) {
+      const survivors: object[] = []
+      for (let i = 0; i < SURVIVORS_PER_ROUND; i++) survivors.push({ i })
+      held = survivors
+      gc({ type: 'minor', execution: 'sync' })
+    }
+    held.length = 0
+  } finally {
+    setFlagsFromString('--semi-space-growth-factor=1')
   }
-  new PerformanceObserver(steer).observe({ type: 'gc' })
-  steer()
+}
+
+function youngGenerationBytes(): number {
+  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0
 }

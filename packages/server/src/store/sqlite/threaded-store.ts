@@ -44,9 +44,6 @@ import {
   type WorkerMethods,
 } from './worker-protocol.ts'
 
-/** The store worker's young generation limit: V8 keeps its semi-spaces at their initial size. */
-const STORE_WORKER_YOUNG_GENERATION_MB = 3
-
 interface PendingCall {
   resolve: (value: unknown) => void
   reject: (error: Error) => void
@@ -89,12 +86,7 @@ export class ThreadedSqliteStore implements Store {
     this.path = databasePath(options.dataDir)
     // store-worker.ts beside the sources, store-worker.js in the build (dist/).
     const workerFile = `store-worker${extname(import.meta.filename)}`
-    this.worker = new Worker(join(import.meta.dirname, workerFile), {
-      workerData: options,
-      // The young generation stays at the size it starts at (2 MB committed), whatever the process-wide
-      // growth factor is at the moment (app/heap.ts may let the main thread's grow).
-      resourceLimits: { maxYoungGenerationSizeMb: STORE_WORKER_YOUNG_GENERATION_MB },
-    })
+    this.worker = new Worker(join(import.meta.dirname, workerFile), { workerData: options })
     this.worker.on('message', (reply: StoreReply) => {
       // Before the caller resumes: a rotated write key is already out of the cache, and the delivery
       // engine is already woken, when the write's promise resolves.
