@@ -49,7 +49,7 @@ let settled = false
  * ~15 MB less resident at rest. The young generation is then grown back to YOUNG_GENERATION_BYTES in
  * one step: V8 grows it at a scavenge that copies more than it holds, by the growth factor, here 4
  * (2 → 8 MB) for the few milliseconds this takes. Its new pages are committed but untouched until load
- * comes. `gc` comes from a throw-away
+ * comes. The main thread pauses once for it (tens of milliseconds). `gc` comes from a throw-away
  * context, with the flag that exposes it set only meanwhile, so no script ever sees it.
  *
  * The growth factor is one flag for the whole process: a scavenge of the store worker in those few
