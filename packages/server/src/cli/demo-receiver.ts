@@ -3,9 +3,10 @@
  * each request's `X-Signature` on the raw body with `verifySignature`, then parses it, and answers 401
  * when the signature does not verify.
  */
-import { createServer, type IncomingHttpHeaders } from 'node:http'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { verifySignature } from '../deliver/signing.ts'
+import { createServer } from '../lib/node-http.ts'
 
 export interface DemoArrival {
   type: string

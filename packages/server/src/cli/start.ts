@@ -1,8 +1,12 @@
 /** `sluice start`: runs the server until SIGTERM or SIGINT, and prints how to send a first event. */
+import { settleAfterStartup } from '../app/heap.ts'
 import { createSluice, type Sluice } from '../app/server.ts'
 import type { Config } from '../config.ts'
 import { SourceService } from '../domain/source-service.ts'
 import type { Source } from '../domain/sources.ts'
+
+/** How long after the announcement the start-up's leftovers are collected (app/heap.ts). */
+const SETTLE_AFTER_MS = 2_000
 
 export async function start(config: Config): Promise<number> {
   // Signal handlers come first, so a signal during start-up also shuts down cleanly.
@@ -42,6 +46,8 @@ export async function start(config: Config): Promise<number> {
     await sluice.close().catch(() => {})
     throw error
   }
+  // Once the start-up burst is over (the first requests after the announcement included).
+  setTimeout(settleAfterStartup, SETTLE_AFTER_MS).unref()
   return new Promise<number>(() => {}) // runs until a signal
 }
 

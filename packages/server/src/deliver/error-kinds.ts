@@ -3,7 +3,7 @@
  * words (`errorText`) a user reads next to it. Whether a kind is retried is the retry policy's call
  * (retry-policy.ts), not this file's.
  */
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES } from '../lib/node-http.ts'
 import { SsrfRefusedError } from './ssrf.ts'
 
 /** Every error kind, in the order the management API documents them. */
