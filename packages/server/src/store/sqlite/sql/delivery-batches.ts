@@ -33,8 +33,10 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
     // `+` keeps the planner on the ids: walking the due index instead reads every due delivery of
     // the destination for each batch formed. `status` is set apart, on the few members that were
     // retrying: a column in the SET list rewrites every index entry that holds it, even unchanged.
+    // A member keeps its due time: with its batch_id set it leaves the due index (which holds
+    // deliveries in no batch only), and its batch's row says when it is due from now on.
     const join = db.sql(
-      `UPDATE deliveries AS d SET batch_id = ?, next_attempt_at = ?, updated_at = ?
+      `UPDATE deliveries AS d SET batch_id = ?, updated_at = ?
        WHERE d.id IN (SELECT value FROM json_each(?)) AND +${UNBATCHED_DUE} RETURNING id`,
     )
     const pend = db.sql("UPDATE deliveries SET status = 'pending' WHERE batch_id = ? AND status = 'retrying'")
@@ -42,7 +44,7 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
     const kept: FormedBatch[] = []
     for (const group of groups) {
       const { id } = insert.get(destinationId, now, leaseUntil, now, now) as { id: number }
-      const joined = join.all(id, now, now, ids(group), destinationId, now, now) as { id: number }[]
+      const joined = join.all(id, now, ids(group), destinationId, now, now) as { id: number }[]
       if (joined.length === 0) {
         drop.run(id)
         continue
