@@ -25,14 +25,13 @@
  */
 
 import type {
-  BatchCandidate,
   BatchOutcome,
   ClaimedBatch,
   ClaimedDelivery,
   DeliveryOutcome,
   DeliveryStore,
 } from '../domain/delivery-store.ts'
-import type { Destination, WebhooksSettings } from '../domain/destinations.ts'
+import type { Destination } from '../domain/destinations.ts'
 import type { HealthStore } from '../domain/health-store.ts'
 import type { ReplayStore } from '../domain/replay-store.ts'
 import type { Logger } from '../lib/logger.ts'
@@ -40,7 +39,7 @@ import { type DestinationCounters, type Metrics, NO_METRICS } from '../observe/m
 import { NO_TRACING, type Tracing } from '../observe/tracing.ts'
 import type { StoreWatch } from '../store/store.ts'
 import { RateLimit } from './back-pressure.ts'
-import { type BatchPlan, batchRequest, candidateLimit, planBatches, shapedBatches } from './batching.ts'
+import { batchRequest, candidateLimit, planBatches, shapedBatches } from './batching.ts'
 import { type DecidedOutcome, decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
 import { EndpointWatch } from './endpoint-watch.ts'
 import { type PreparedRequest, prepareRequest, sendToOpenUrls } from './fan-out.ts'
@@ -127,16 +126,6 @@ interface DestinationSlot {
   expiryCheckedAt: number
 }
 
-/** Batches planned from a look at a destination's due messages, to form with the next outcome commit. */
-interface PlannedForm {
-  slot: DestinationSlot
-  groups: number[][]
-  candidates: BatchCandidate[]
-  plan: BatchPlan
-  settings: WebhooksSettings
-  now: number
-}
-
 /** What a destination's URLs allow now: which can take a request, and whether any is enabled. */
 interface UrlAvailability {
   /** Open (for this delivery), enabled, not paused and below its concurrency. */
@@ -184,12 +173,6 @@ export class DeliveryEngine {
   private pendingBatchOutcomes: { outcome: BatchOutcome; slot: DestinationSlot; replayed: boolean }[] = []
   /** The batch outcomes' commit loop, while it runs. */
   private recordingBatches: Promise<void> | null = null
-  /**
-   * Batches planned while a batch outcome commit ran: formed (and leased) in the next commit, in the
-   * transaction that records its outcomes, as claims ride on delivery outcome commits. Their
-   * destination stays `claiming` until then.
-   */
-  private pendingForms: PlannedForm[] = []
   /** The commit loop, while it runs. */
   private recording: Promise<void> | null = null
   private groupTimer: NodeJS.Timeout | undefined
@@ -578,7 +561,6 @@ export class DeliveryEngine {
     this.startReadyBatches(slot)
     if (slot.claiming || !this.running) return null
     slot.claiming = true
-    let riding = false
     try {
       const id = slot.destination.id
       const now = Date.now()
@@ -604,13 +586,6 @@ export class DeliveryEngine {
             plan.groups.length === 0 && plan.flushAt !== null ? now + BATCH_LOOK_INTERVAL_MS : 0
           slot.lookSkipped = false
           const groups = plan.groups.slice(0, want)
-          // A commit of batch outcomes is running: these go in the next one, one commit where a
-          // transaction of their own would be a second (it would wait behind that commit anyway).
-          if (groups.length > 0 && this.recordingBatches !== null) {
-            this.pendingForms.push({ slot, groups, candidates, plan, settings, now })
-            riding = true
-            return null
-          }
           if (groups.length > 0) {
             const formed = await this.store.formClaimedBatches(id, groups, now, this.leaseMs)
             const batches = shapedBatches(formed, candidates, plan, settings)
@@ -628,7 +603,7 @@ export class DeliveryEngine {
       if (claimed > 0 || slot.inFlight > 0 || slot.readyBatches.length > 0) return flushAt
       return earliest(await this.store.nextBatchDueAt(id, now), flushAt)
     } finally {
-      if (!riding) slot.claiming = false
+      slot.claiming = false
     }
   }
 
@@ -722,38 +697,16 @@ export class DeliveryEngine {
   }
 
   private async commitBatchOutcomes(): Promise<void> {
-    while (this.pendingBatchOutcomes.length > 0 || this.pendingForms.length > 0) {
+    while (this.pendingBatchOutcomes.length > 0) {
       const group = this.pendingBatchOutcomes
       this.pendingBatchOutcomes = []
-      const forms = this.pendingForms
-      this.pendingForms = []
       try {
         const startedAt = performance.now()
-        const formed = await this.store.recordBatchOutcomes(
-          group.map((item) => item.outcome),
-          forms.map(({ slot, groups, now }) => ({
-            destinationId: slot.destination.id,
-            groups,
-            now,
-            leaseMs: this.leaseMs,
-          })),
-        )
-        if (group.length > 0)
-          this.metrics.committed('outcomes', (performance.now() - startedAt) / 1000, group.length)
-        for (const [i, form] of forms.entries()) {
-          form.slot.claiming = false
-          const batches = shapedBatches(formed[i] ?? [], form.candidates, form.plan, form.settings)
-          await this.batchesClaimed(form.slot, batches)
-        }
+        await this.store.recordBatchOutcomes(group.map((item) => item.outcome))
+        this.metrics.committed('outcomes', (performance.now() - startedAt) / 1000, group.length)
       } catch (error) {
-        // Batches not formed leave their messages due, to be read again. A form the store refused
-        // (its destination deleted meanwhile) must not take the outcomes with it: they go alone.
-        if (forms.length > 0 && group.length > 0)
-          await this.recordBatchesAlone(group.map((item) => item.outcome))
         // The leases run out and these batches are attempted again: at-least-once holds.
-        else this.logger.error({ err: error, count: group.length }, 'recording batch outcomes failed')
-      } finally {
-        for (const { slot } of forms) slot.claiming = false
+        this.logger.error({ err: error, count: group.length }, 'recording batch outcomes failed')
       }
       for (const { slot } of group) slot.unrecorded--
       for (const slot of new Set(group.map((item) => item.slot))) this.startReadyBatches(slot)
@@ -761,16 +714,6 @@ export class DeliveryEngine {
       this.wake()
     }
     this.recordingBatches = null
-  }
-
-  /** Records batch outcomes without forming anything, after a commit that also formed batches failed. */
-  private async recordBatchesAlone(outcomes: BatchOutcome[]): Promise<void> {
-    try {
-      await this.store.recordBatchOutcomes(outcomes)
-    } catch (error) {
-      // The leases run out and these batches are attempted again: at-least-once holds.
-      this.logger.error({ err: error, count: outcomes.length }, 'recording batch outcomes failed')
-    }
   }
 
   /**

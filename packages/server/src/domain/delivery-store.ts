@@ -81,17 +81,6 @@ export interface FormedBatch {
   memberIds: number[]
 }
 
-/**
- * Batches to form and lease with a commit of batch outcomes (`recordBatchOutcomes`), as
- * `formClaimedBatches` would form them.
- */
-export interface BatchFormRequest {
-  destinationId: string
-  groups: number[][]
-  now: number
-  leaseMs: number
-}
-
 /** A due batch leased to this process, with its members (oldest first) and what they need to send. */
 export interface ClaimedBatch {
   id: number
@@ -215,11 +204,9 @@ export interface DeliveryStore {
   claimBatches(destinationId: string, limit: number, now: number, leaseMs: number): Promise<ClaimedBatch[]>
   /**
    * Records batch attempts and new states in one transaction, releasing the leases; each batch's new
-   * state is copied onto every member delivery. In the same transaction (one commit where there would
-   * be two), forms each of `forms` as `formClaimedBatches` would: resolves with the batches formed, one
-   * list per request, once all is committed. Announces `deliveries`.
+   * state is copied onto every member delivery. Announces `deliveries`.
    */
-  recordBatchOutcomes(outcomes: BatchOutcome[], forms?: BatchFormRequest[]): Promise<FormedBatch[][]>
+  recordBatchOutcomes(outcomes: BatchOutcome[]): Promise<void>
   /** Releases batch leases without recording anything (shutdown before sending). */
   releaseBatchClaims(batchIds: number[]): Promise<void>
   /** When the destination's earliest unleased pending or retrying batch is due, or null. */

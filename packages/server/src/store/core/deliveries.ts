@@ -5,7 +5,6 @@
 import { type Delivery, type DeliveryStats, LATENCY_SAMPLE } from '../../domain/deliveries.ts'
 import type {
   BatchCandidate,
-  BatchFormRequest,
   BatchOutcome,
   ClaimedBatch,
   ClaimedDelivery,
@@ -209,31 +208,12 @@ export class DeliveriesCore implements DeliveryStore {
     )
   }
 
-  async recordBatchOutcomes(
-    outcomes: BatchOutcome[],
-    forms: BatchFormRequest[] = [],
-  ): Promise<FormedBatch[][]> {
-    const wanted = forms.filter((form) => form.groups.some((group) => group.length > 0))
-    if (outcomes.length === 0 && wanted.length === 0) return forms.map(() => [])
+  async recordBatchOutcomes(outcomes: BatchOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return
     const now = Date.now()
     const { rows, attempts } = toBatchOutcomeRows(outcomes, now)
-    const formed = await this.#sql.deliveryBatches.recordForming(
-      rows,
-      attempts,
-      now,
-      wanted.map((form) => ({
-        destinationId: form.destinationId,
-        groups: form.groups.filter((group) => group.length > 0),
-        now: form.now,
-        leaseUntil: form.now + form.leaseMs,
-      })),
-    )
-    if (outcomes.length > 0 || formed.some((batches) => batches.length > 0))
-      this.#changes.committed('deliveries')
-    return forms.map((form) => {
-      const i = wanted.indexOf(form)
-      return i === -1 ? [] : formed[i]!
-    })
+    await this.#sql.deliveryBatches.record(rows, attempts, now)
+    this.#changes.committed('deliveries')
   }
 
   async releaseBatchClaims(batchIds: number[]): Promise<void> {

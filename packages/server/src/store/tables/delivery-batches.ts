@@ -57,16 +57,6 @@ export interface DeliveryBatchesSql {
     attempts: { batchId: number; attempt: DeliveryAttempt }[],
     now: number,
   ): Awaitable<void>
-  /**
-   * `record` (when there are outcomes) and `form` of each of `forms`, all in one transaction: one
-   * commit where there would be two. Returns the batches formed, one list per form.
-   */
-  recordForming(
-    outcomes: BatchOutcomeRow[],
-    attempts: { batchId: number; attempt: DeliveryAttempt }[],
-    now: number,
-    forms: { destinationId: string; groups: number[][]; now: number; leaseUntil: number }[],
-  ): Awaitable<FormedBatch[][]>
   /** Drops the leases of these batches (at least one). */
   release(ids: number[]): Awaitable<void>
   nextDueAt(destinationId: string, now: number): Awaitable<number | null>

@@ -72,7 +72,7 @@ JOIN batches b ON b.id = a.batch_id
 ORDER BY a.ord`
 
 export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSql {
-  const batches: DeliveryBatchesSql = {
+  return {
     candidates: (destinationId, limit, now) =>
       db.query<CandidateRow>(
         `SELECT d.id, d.next_attempt_at, d.replay_id, d.attempt_count, d.first_attempt_at, d.closed_urls,
@@ -142,14 +142,6 @@ export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSq
         ]),
       )
     },
-    recordForming: (rows, attempts, now, forms) =>
-      db.composedTransaction(async () => {
-        if (rows.length > 0) await batches.record(rows, attempts, now)
-        const formed: FormedBatch[][] = []
-        for (const spec of forms)
-          formed.push(await batches.form(spec.destinationId, spec.groups, spec.now, spec.leaseUntil))
-        return formed
-      }),
     release: async (batchIds) => {
       await db.run('UPDATE delivery_batches SET lease_until = NULL WHERE id = ANY($1::bigint[])', [batchIds])
     },
@@ -186,5 +178,4 @@ export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSq
         [batchIds],
       ),
   }
-  return batches
 }

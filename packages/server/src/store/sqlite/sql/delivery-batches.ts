@@ -1,12 +1,10 @@
 /** delivery_batches, batch_attempts and deliveries.batch_id on SQLite. */
 import type { SQLInputValue } from 'node:sqlite'
-import type { DeliveryAttempt } from '../../../domain/deliveries.ts'
 import type { FormedBatch } from '../../../domain/delivery-store.ts'
 import type {
   BatchAttemptRow,
   BatchClaimRow,
   BatchMemberRow,
-  BatchOutcomeRow,
   CandidateRow,
   DeliveryBatchesSql,
 } from '../../tables/delivery-batches.ts'
@@ -18,96 +16,6 @@ const UNBATCHED_DUE = `d.destination_id = ? AND d.status IN ('pending', 'retryin
 
 export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
   const ids = (list: number[]) => JSON.stringify(list)
-  /** One batch per group, in the caller's transaction. */
-  const form = (
-    destinationId: string,
-    groups: number[][],
-    now: number,
-    leaseUntil: number | null,
-  ): FormedBatch[] => {
-    const insert = db.sql(
-      `INSERT INTO delivery_batches (destination_id, status, next_attempt_at, lease_until, created_at, updated_at)
-       VALUES (?, 'pending', ?, ?, ?, ?) RETURNING id`,
-    )
-    // The condition makes joining a batch happen once per delivery, whoever forms batches. Its
-    // `+` keeps the planner on the ids: walking the due index instead reads every due delivery of
-    // the destination for each batch formed. `status` is set apart, on the few members that were
-    // retrying: a column in the SET list rewrites every index entry that holds it, even unchanged.
-    // A member keeps its due time: with its batch_id set it leaves the due index (which holds
-    // deliveries in no batch only), and its batch's row says when it is due from now on.
-    const join = db.sql(
-      `UPDATE deliveries AS d SET batch_id = ?, updated_at = ?
-       WHERE d.id IN (SELECT value FROM json_each(?)) AND +${UNBATCHED_DUE} RETURNING id`,
-    )
-    const pend = db.sql("UPDATE deliveries SET status = 'pending' WHERE batch_id = ? AND status = 'retrying'")
-    const drop = db.sql('DELETE FROM delivery_batches WHERE id = ?')
-    const kept: FormedBatch[] = []
-    for (const group of groups) {
-      const { id } = insert.get(destinationId, now, leaseUntil, now, now) as { id: number }
-      const joined = join.all(id, now, ids(group), destinationId, now, now) as { id: number }[]
-      if (joined.length === 0) {
-        drop.run(id)
-        continue
-      }
-      pend.run(id)
-      kept.push({ id, memberIds: joined.map((row) => row.id).sort((a, b) => a - b) })
-    }
-    return kept
-  }
-  /** Outcomes on batches and members, with their attempts, in the caller's transaction. */
-  const record = (
-    rows: BatchOutcomeRow[],
-    attempts: { batchId: number; attempt: DeliveryAttempt }[],
-    now: number,
-  ): void => {
-    const updateBatch = db.sql(
-      `UPDATE delivery_batches SET status = ?, dead_lettered = ?, attempt_count = attempt_count + 1,
-         next_attempt_at = ?, first_attempt_at = COALESCE(first_attempt_at, ?), closed_urls = ?,
-         lease_until = NULL, updated_at = ?
-       WHERE id = ? RETURNING destination_id`,
-    )
-    const updateMembers = db.sql(
-      `UPDATE deliveries SET status = ?, dead_lettered = ?, attempt_count = attempt_count + 1,
-         next_attempt_at = ?, first_attempt_at = COALESCE(first_attempt_at, ?), closed_urls = ?,
-         lease_until = NULL, updated_at = ?
-       WHERE batch_id = ?`,
-    )
-    const insertAttempt = db.sql(
-      `INSERT INTO batch_attempts (batch_id, destination_id, attempted_at, url, status_code, error_kind, error_text, latency_ms, response_excerpt)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    const destinations = new Map<number, string>()
-    for (const row of rows) {
-      const values: SQLInputValue[] = [
-        row.status,
-        flag(row.deadLettered),
-        row.nextAttemptAt,
-        row.firstAttemptAt,
-        row.closedUrls,
-        now,
-        row.id,
-      ]
-      const updated = updateBatch.get(...values) as { destination_id: string } | undefined
-      if (!updated) continue // its destination was deleted meanwhile
-      destinations.set(row.id, updated.destination_id)
-      updateMembers.run(...values)
-    }
-    for (const { batchId, attempt } of attempts) {
-      const destinationId = destinations.get(batchId)
-      if (destinationId === undefined) continue
-      insertAttempt.run(
-        batchId,
-        destinationId,
-        attempt.attemptedAt,
-        attempt.url,
-        attempt.statusCode,
-        attempt.errorKind,
-        attempt.errorText,
-        attempt.latencyMs,
-        attempt.responseExcerpt,
-      )
-    }
-  }
   return {
     candidates: (destinationId, limit, now) =>
       db
@@ -119,7 +27,38 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
         )
         .all(destinationId, now, now, limit) as unknown as CandidateRow[],
     form: (destinationId, groups, now, leaseUntil) =>
-      db.transaction(() => form(destinationId, groups, now, leaseUntil)),
+      db.transaction(() => {
+        const insert = db.sql(
+          `INSERT INTO delivery_batches (destination_id, status, next_attempt_at, lease_until, created_at, updated_at)
+           VALUES (?, 'pending', ?, ?, ?, ?) RETURNING id`,
+        )
+        // The condition makes joining a batch happen once per delivery, whoever forms batches. Its
+        // `+` keeps the planner on the ids: walking the due index instead reads every due delivery of
+        // the destination for each batch formed. `status` is set apart, on the few members that were
+        // retrying: a column in the SET list rewrites every index entry that holds it, even unchanged.
+        // A member keeps its due time: with its batch_id set it leaves the due index (which holds
+        // deliveries in no batch only), and its batch's row says when it is due from now on.
+        const join = db.sql(
+          `UPDATE deliveries AS d SET batch_id = ?, updated_at = ?
+           WHERE d.id IN (SELECT value FROM json_each(?)) AND +${UNBATCHED_DUE} RETURNING id`,
+        )
+        const pend = db.sql(
+          "UPDATE deliveries SET status = 'pending' WHERE batch_id = ? AND status = 'retrying'",
+        )
+        const drop = db.sql('DELETE FROM delivery_batches WHERE id = ?')
+        const kept: FormedBatch[] = []
+        for (const group of groups) {
+          const { id } = insert.get(destinationId, now, leaseUntil, now, now) as { id: number }
+          const joined = join.all(id, now, ids(group), destinationId, now, now) as { id: number }[]
+          if (joined.length === 0) {
+            drop.run(id)
+            continue
+          }
+          pend.run(id)
+          kept.push({ id, memberIds: joined.map((row) => row.id).sort((a, b) => a - b) })
+        }
+        return kept
+      }),
     claim: (destinationId, limit, now, leaseUntil) =>
       db.transaction(() => {
         const batches = db
@@ -149,11 +88,55 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
         ).run(batchIds)
         return { batches, members }
       }),
-    record: (rows, attempts, now) => db.transaction(() => record(rows, attempts, now)),
-    recordForming: (rows, attempts, now, forms) =>
+    record: (rows, attempts, now) =>
       db.transaction(() => {
-        if (rows.length > 0) record(rows, attempts, now)
-        return forms.map((spec) => form(spec.destinationId, spec.groups, spec.now, spec.leaseUntil))
+        const updateBatch = db.sql(
+          `UPDATE delivery_batches SET status = ?, dead_lettered = ?, attempt_count = attempt_count + 1,
+             next_attempt_at = ?, first_attempt_at = COALESCE(first_attempt_at, ?), closed_urls = ?,
+             lease_until = NULL, updated_at = ?
+           WHERE id = ? RETURNING destination_id`,
+        )
+        const updateMembers = db.sql(
+          `UPDATE deliveries SET status = ?, dead_lettered = ?, attempt_count = attempt_count + 1,
+             next_attempt_at = ?, first_attempt_at = COALESCE(first_attempt_at, ?), closed_urls = ?,
+             lease_until = NULL, updated_at = ?
+           WHERE batch_id = ?`,
+        )
+        const insertAttempt = db.sql(
+          `INSERT INTO batch_attempts (batch_id, destination_id, attempted_at, url, status_code, error_kind, error_text, latency_ms, response_excerpt)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        const destinations = new Map<number, string>()
+        for (const row of rows) {
+          const values: SQLInputValue[] = [
+            row.status,
+            flag(row.deadLettered),
+            row.nextAttemptAt,
+            row.firstAttemptAt,
+            row.closedUrls,
+            now,
+            row.id,
+          ]
+          const updated = updateBatch.get(...values) as { destination_id: string } | undefined
+          if (!updated) continue // its destination was deleted meanwhile
+          destinations.set(row.id, updated.destination_id)
+          updateMembers.run(...values)
+        }
+        for (const { batchId, attempt } of attempts) {
+          const destinationId = destinations.get(batchId)
+          if (destinationId === undefined) continue
+          insertAttempt.run(
+            batchId,
+            destinationId,
+            attempt.attemptedAt,
+            attempt.url,
+            attempt.statusCode,
+            attempt.errorKind,
+            attempt.errorText,
+            attempt.latencyMs,
+            attempt.responseExcerpt,
+          )
+        }
       }),
     release(batchIds) {
       db.sql(
