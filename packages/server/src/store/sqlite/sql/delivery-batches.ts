@@ -38,10 +38,13 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
         // retrying: a column in the SET list rewrites every index entry that holds it, even unchanged.
         // A member keeps its due time: with its batch_id set it leaves the due index (which holds
         // deliveries in no batch only), and its batch's row says when it is due from now on.
+        // No RETURNING: it buffers every changed row and hands each over as an object (~2 µs a
+        // member). When every id of the group joined, the members are the group; else they are read.
         const join = db.sql(
           `UPDATE deliveries AS d SET batch_id = ?, updated_at = ?
-           WHERE d.id IN (SELECT value FROM json_each(?)) AND +${UNBATCHED_DUE} RETURNING id`,
+           WHERE d.id IN (SELECT value FROM json_each(?)) AND +${UNBATCHED_DUE}`,
         )
+        const members = db.sql('SELECT id FROM deliveries WHERE batch_id = ? ORDER BY id')
         const pend = db.sql(
           "UPDATE deliveries SET status = 'pending' WHERE batch_id = ? AND status = 'retrying'",
         )
@@ -49,13 +52,17 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
         const kept: FormedBatch[] = []
         for (const group of groups) {
           const { id } = insert.get(destinationId, now, leaseUntil, now, now) as { id: number }
-          const joined = join.all(id, now, ids(group), destinationId, now, now) as { id: number }[]
-          if (joined.length === 0) {
+          const joined = Number(join.run(id, now, ids(group), destinationId, now, now).changes)
+          if (joined === 0) {
             drop.run(id)
             continue
           }
           pend.run(id)
-          kept.push({ id, memberIds: joined.map((row) => row.id).sort((a, b) => a - b) })
+          const memberIds =
+            joined === group.length
+              ? group.toSorted((a, b) => a - b)
+              : (members.all(id) as { id: number }[]).map((row) => row.id)
+          kept.push({ id, memberIds })
         }
         return kept
       }),
