@@ -14,18 +14,47 @@ import { flag, type SqliteDatabase } from '../database.ts'
 const UNBATCHED_DUE = `d.destination_id = ? AND d.status IN ('pending', 'retrying') AND d.batch_id IS NULL
   AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)`
 
+/** A candidate's columns, in the order `candidates` selects them. */
+type CandidateColumns = [
+  CandidateRow['id'],
+  CandidateRow['next_attempt_at'],
+  CandidateRow['replay_id'],
+  CandidateRow['attempt_count'],
+  CandidateRow['first_attempt_at'],
+  CandidateRow['closed_urls'],
+  CandidateRow['payload'],
+  CandidateRow['source_id'],
+  CandidateRow['received_at'],
+]
+
 export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
   const ids = (list: number[]) => JSON.stringify(list)
   return {
-    candidates: (destinationId, limit, now) =>
-      db
-        .sql(
-          `SELECT d.id, d.next_attempt_at, d.replay_id, d.attempt_count, d.first_attempt_at, d.closed_urls,
-             m.payload, m.source_id, m.received_at
-           FROM deliveries d JOIN messages m ON m.pk = d.message_pk
-           WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at LIMIT ?`,
-        )
-        .all(destinationId, now, now, limit) as unknown as CandidateRow[],
+    candidates: (destinationId, limit, now) => {
+      const statement = db.sql(
+        `SELECT d.id, d.next_attempt_at, d.replay_id, d.attempt_count, d.first_attempt_at, d.closed_urls,
+           m.payload, m.source_id, m.received_at
+         FROM deliveries d JOIN messages m ON m.pk = d.message_pk
+         WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at LIMIT ?`,
+      )
+      // Rows as arrays, made objects here: node:sqlite builds an object row property by property,
+      // which took a third more of the read than this (thousands of rows per look).
+      statement.setReturnArrays(true)
+      const rows = statement.all(destinationId, now, now, limit) as unknown as CandidateColumns[]
+      return rows.map(
+        (row): CandidateRow => ({
+          id: row[0],
+          next_attempt_at: row[1],
+          replay_id: row[2],
+          attempt_count: row[3],
+          first_attempt_at: row[4],
+          closed_urls: row[5],
+          payload: row[6],
+          source_id: row[7],
+          received_at: row[8],
+        }),
+      )
+    },
     form: (destinationId, groups, now, leaseUntil) =>
       db.transaction(() => {
         const insert = db.sql(
