@@ -8,15 +8,15 @@
  */
 import type { BatchCandidate, ClaimedBatch, ClaimedDelivery, FormedBatch } from '../domain/delivery-store.ts'
 import type { BatchingSettings, WebhooksSettings } from '../domain/destinations.ts'
-import { deliveredBody, type PreparedRequest, prepareBatchRequest, prepareBodiesRequest } from './fan-out.ts'
+import { deliveredText, type PreparedRequest, prepareBatchRequest, prepareBodiesRequest } from './fan-out.ts'
 
 export interface BatchPlan {
   /** Delivery ids per batch to form now, oldest first. */
   groups: number[][]
   /** When the unfilled rest must go even if it stays unfilled; null when nothing is left over. */
   flushAt: number | null
-  /** The body of each message measured, by delivery id (none for one that cannot be shaped). */
-  bodies: Map<number, Buffer>
+  /** The body of each message measured, as text, by delivery id (none for one that cannot be shaped). */
+  bodies: Map<number, string>
 }
 
 /**
@@ -26,7 +26,7 @@ export interface BatchPlan {
 export interface ShapedBatch extends ClaimedBatch {
   /** The settings the bodies were shaped with: they are sent only while the destination has these. */
   shapedWith: WebhooksSettings
-  bodies: Map<number, Buffer>
+  bodies: Map<number, string>
 }
 
 /**
@@ -37,10 +37,10 @@ export function candidateLimit(batching: BatchingSettings, batches: number): num
   return Math.max(batching.maxEvents, Math.min(batches * batching.maxEvents, 4_000))
 }
 
-/** A message's body, or null when it cannot be shaped. */
-function bodyOf(payload: Record<string, unknown>, settings: WebhooksSettings): Buffer | null {
+/** A message's body as text, or null when it cannot be shaped. */
+function bodyOf(payload: Record<string, unknown>, settings: WebhooksSettings): string | null {
   try {
-    return deliveredBody(payload, settings)
+    return deliveredText(payload, settings)
   } catch {
     return null
   }
@@ -83,7 +83,7 @@ export function batchRequest(
       batch.id,
     )
   return prepareBodiesRequest(
-    members.map((member) => batch.bodies.get(member.id) ?? deliveredBody(member.payload, settings)),
+    members.map((member) => batch.bodies.get(member.id) ?? deliveredText(member.payload, settings)),
     settings,
     batch.id,
   )
@@ -96,7 +96,7 @@ export function planBatches(
   settings: WebhooksSettings,
 ): BatchPlan {
   const groups: number[][] = []
-  const bodies = new Map<number, Buffer>()
+  const bodies = new Map<number, string>()
   let current: number[] = []
   let currentBytes = 2 // "[" and "]"
   let oldestDue = Number.POSITIVE_INFINITY
@@ -114,7 +114,7 @@ export function planBatches(
       continue
     }
     bodies.set(candidate.id, body)
-    const bytes = body.length
+    const bytes = Buffer.byteLength(body, 'utf8')
     const added = bytes + (current.length > 0 ? 1 : 0)
     if (
       current.length > 0 &&

@@ -139,6 +139,30 @@ export function batchContract(backend: StoreBackend): void {
     )
 
     withStore(
+      "deliveryBacklog counts a batch's members while it is open, and no longer once delivered",
+      async (opened) => {
+        const { store } = opened
+        const { destination } = await batchingBacklog(opened, 5)
+        const now = Date.now() + 1
+        const ids = (await store.batchCandidates(destination.id, 10, now)).map((c) => c.id)
+        const [batch] = await store.formClaimedBatches(destination.id, [ids.slice(0, 3)], now, 30_000)
+        assert.ok(batch)
+        const [waiting] = await store.deliveryBacklog()
+        assert.equal(waiting?.destinationId, destination.id)
+        assert.equal(waiting?.pending, 5, 'three in a batch in flight, two in none')
+        assert.ok(waiting?.oldestDueAt != null && waiting.oldestDueAt <= now)
+        assert.deepEqual(
+          await store.batchCandidates(destination.id, 10, now).then((c) => c.map((d) => d.id)),
+          ids.slice(3),
+        )
+        await store.recordBatchOutcomes([
+          batchOutcome({ id: batch.id, firstAttemptAt: null } as ClaimedBatch),
+        ])
+        assert.equal((await store.deliveryBacklog())[0]?.pending, 2)
+      },
+    )
+
+    withStore(
       'an outcome is recorded on the batch and every member; a replay of one member replays the batch',
       async (opened) => {
         const { store } = opened

@@ -131,11 +131,19 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
           'SELECT status, dead_lettered, COUNT(*) AS n FROM deliveries WHERE destination_id = ? GROUP BY status, dead_lettered',
         )
         .all(destinationId) as unknown as StateCountRow[],
+    // Deliveries in no batch from the due index (it holds only those), batch members through their
+    // open batches (CROSS JOIN: from the batches, not from every delivery that was ever in one).
     backlog: () =>
       db
         .sql(
-          `SELECT destination_id, status, COUNT(*) AS n, MIN(next_attempt_at) AS oldest_due_at FROM deliveries
-           WHERE status IN ('pending', 'retrying') GROUP BY destination_id, status`,
+          `SELECT destination_id, status, COUNT(*) AS n, MIN(next_attempt_at) AS oldest_due_at FROM (
+             SELECT destination_id, status, next_attempt_at FROM deliveries
+             WHERE status IN ('pending', 'retrying') AND batch_id IS NULL
+             UNION ALL
+             SELECT d.destination_id, d.status, d.next_attempt_at FROM delivery_batches b
+             CROSS JOIN deliveries d ON d.batch_id = b.id
+             WHERE b.status IN ('pending', 'retrying') AND d.status IN ('pending', 'retrying'))
+           GROUP BY destination_id, status`,
         )
         .all() as unknown as BacklogRow[],
   }

@@ -123,7 +123,7 @@ export function sqliteReplays(db: SqliteDatabase): ReplaysSql {
                  AND (b.lease_until IS NULL OR b.lease_until <= ?)
                  AND EXISTS (SELECT 1 FROM deliveries d WHERE d.batch_id = b.id AND d.replay_id IS NULL) LIMIT 1`
             : `SELECT 1 FROM deliveries WHERE destination_id = ? AND ${WAITING} AND next_attempt_at <= ?
-                 AND replay_id IS NULL AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`,
+                 AND replay_id IS NULL AND batch_id IS NULL AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`,
         )
         .get(destinationId, now, now) !== undefined,
     finish: (id, runner, now) =>
