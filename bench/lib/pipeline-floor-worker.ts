@@ -30,10 +30,12 @@ db.exec('BEGIN')
 for (let id = 1; id <= count; id++) seed.run(id, seededAt, backlogPayload(`drain-${id}`, iso))
 db.exec('COMMIT')
 
+// `LIMIT +?`, as Sluice's store writes it: with a bare `?` SQLite re-prepares the statement at every
+// claim (64.6 against 34.4 µs a 24-row claim here), which is no part of the least a durable loop does.
 const due = db.prepare(
   `SELECT id, body, next_attempt_at FROM deliveries
    WHERE destination_id = 1 AND state = 0 AND next_attempt_at <= ? AND (next_attempt_at, id) > (?, ?)
-   ORDER BY next_attempt_at, id LIMIT ?`,
+   ORDER BY next_attempt_at, id LIMIT +?`,
 )
 due.setReturnArrays(true)
 const deliver = db.prepare('UPDATE deliveries SET state = 1 WHERE id = ?')

@@ -50,7 +50,12 @@ export class SqliteDatabase {
     this.db.exec('PRAGMA secure_delete = FAST')
   }
 
-  /** The prepared statement for `text`, prepared once. */
+  /**
+   * The prepared statement for `text`, prepared once. A LIMIT taken from a parameter is written
+   * `LIMIT +?`, never with a bare `?`: SQLite (3.53) re-prepares a statement whose LIMIT is a bare parameter
+   * every time that parameter is bound (parsed and planned again at each run: the claim's SELECT took
+   * 22 µs a run instead of 3.5); the expression gives the same plan, made once. A test keeps it so.
+   */
   sql(text: string): StatementSync {
     let statement = this.statements.get(text)
     if (!statement) {

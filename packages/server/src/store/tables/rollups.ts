@@ -37,9 +37,14 @@ export interface RollupsSql {
 
 export const BUCKET_COLUMNS = LATENCY_BUCKET_BOUNDS_MS.map((_, index) => `b${index}`)
 
-/** When the oldest stored attempt was made, batch attempts included. */
+/**
+ * When the oldest stored attempt was made, batch attempts included. Attempts are indexed by destination
+ * and time, so their oldest is read destination by destination (a destination's attempts go with it).
+ */
 export const EARLIEST_ATTEMPT_SQL = `SELECT MIN(at) AS at FROM (
-  SELECT MIN(attempted_at) AS at FROM attempts UNION ALL SELECT MIN(attempted_at) FROM batch_attempts) AS earliest`
+  SELECT (SELECT a.attempted_at FROM attempts a WHERE a.destination_id = d.id ORDER BY a.attempted_at LIMIT 1) AS at
+    FROM destinations d
+  UNION ALL SELECT MIN(attempted_at) FROM batch_attempts) AS earliest`
 
 /**
  * Attempts of `[from, to)` per destination and minute, as delivery_rollups rows; a batch's attempt
@@ -59,13 +64,23 @@ export function attemptMinutesSql(marker: (n: number) => string, oneDestination:
       SUM(CASE WHEN status_code BETWEEN 200 AND 299 THEN 1 ELSE 0 END) AS succeeded,
       SUM(CASE WHEN status_code BETWEEN 200 AND 299 THEN 0 ELSE 1 END) AS failed,
       ${buckets.join(',\n      ')}
-    FROM (${['attempts', 'batch_attempts']
-      .map(
-        (table) => `SELECT destination_id, attempted_at, status_code, latency_ms FROM ${table}
-      WHERE attempted_at >= ${marker(1)} AND attempted_at < ${marker(2)}${oneDestination ? ` AND destination_id = ${marker(3)}` : ''}`,
-      )
-      .join('\n      UNION ALL ')}) AS window_attempts
+    FROM (${attemptsOf(marker, oneDestination)}
+      UNION ALL SELECT destination_id, attempted_at, status_code, latency_ms FROM batch_attempts
+      WHERE attempted_at >= ${marker(1)} AND attempted_at < ${marker(2)}${oneDestination ? ` AND destination_id = ${marker(3)}` : ''}) AS window_attempts
     GROUP BY destination_id, attempted_at / ${MINUTE_MS} * ${MINUTE_MS}`
+}
+
+/**
+ * The attempts of `[from, to)`, of one destination or of all. Their index is by destination and time: for
+ * all destinations it is walked destination by destination (a destination's attempts go with it).
+ */
+function attemptsOf(marker: (n: number) => string, oneDestination: boolean): string {
+  const window = `a.attempted_at >= ${marker(1)} AND a.attempted_at < ${marker(2)}`
+  return oneDestination
+    ? `SELECT a.destination_id, a.attempted_at, a.status_code, a.latency_ms FROM attempts a
+      WHERE a.destination_id = ${marker(3)} AND ${window}`
+    : `SELECT a.destination_id, a.attempted_at, a.status_code, a.latency_ms FROM destinations d
+      CROSS JOIN attempts a WHERE a.destination_id = d.id AND ${window}`
 }
 
 /** A delivery_rollups row (or a row of attemptMinutesSql) as a MinuteRow. */

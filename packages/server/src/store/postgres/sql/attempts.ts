@@ -12,7 +12,7 @@ export function postgresAttempts(db: PostgresDatabase): AttemptsSql {
     recentLatencies: async (destinationId, limit) =>
       (
         await db.query<{ latency_ms: number }>(
-          'SELECT latency_ms FROM attempts WHERE destination_id = $1 ORDER BY id DESC LIMIT $2',
+          'SELECT latency_ms FROM attempts WHERE destination_id = $1 ORDER BY attempted_at DESC LIMIT $2',
           [pgText(destinationId), limit],
         )
       ).map((row) => row.latency_ms),

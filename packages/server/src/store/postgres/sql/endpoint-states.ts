@@ -36,7 +36,7 @@ export function postgresEndpointStates(db: PostgresDatabase): EndpointStatesSql 
     recentAttempts: (destinationId, limit) =>
       db.query<AttemptSummaryRow>(
         `(SELECT url, attempted_at, status_code, error_text FROM attempts
-            WHERE destination_id = $1 ORDER BY id DESC LIMIT $2)
+            WHERE destination_id = $1 ORDER BY attempted_at DESC LIMIT $2)
          UNION ALL
          (SELECT url, attempted_at, status_code, error_text FROM batch_attempts
             WHERE destination_id = $1 ORDER BY id DESC LIMIT $2)`,

@@ -11,7 +11,7 @@ export function sqliteAttempts(db: SqliteDatabase): AttemptsSql {
     recentLatencies: (destinationId, limit) =>
       (
         db
-          .sql('SELECT latency_ms FROM attempts WHERE destination_id = ? ORDER BY id DESC LIMIT ?')
+          .sql('SELECT latency_ms FROM attempts WHERE destination_id = ? ORDER BY attempted_at DESC LIMIT +?')
           .all(destinationId, limit) as { latency_ms: number }[]
       ).map((row) => row.latency_ms),
   }

@@ -12,14 +12,15 @@ export function sqliteClaimDeliveries(db: SqliteDatabase): ClaimDeliveriesSql {
 /** The claim itself, in whatever transaction is open (record-outcomes.ts claims inside its own). */
 export function claimIn(db: SqliteDatabase): (spec: ClaimSpec) => ClaimRow[] {
   return ({ destinationId, limit, now, leaseUntil }) => {
-    // One statement picks and leases, so two claimers can never take the same delivery.
+    // One statement picks and leases, so two claimers can never take the same delivery. Its LIMIT is
+    // `+?`, as every LIMIT of this store (see `sql` in database.ts).
     const claim = db.sql(
       `UPDATE deliveries SET lease_until = ?, updated_at = ?
        WHERE id IN (
          SELECT id FROM deliveries
          WHERE destination_id = ? AND status IN ('pending', 'retrying') AND next_attempt_at <= ? AND batch_id IS NULL
            AND (lease_until IS NULL OR lease_until <= ?)
-         ORDER BY next_attempt_at LIMIT ?)
+         ORDER BY next_attempt_at LIMIT +?)
        RETURNING id, message_pk, attempt_count, first_attempt_at, closed_urls, replay_id`,
     )
     const claimed = claim.all(leaseUntil, now, destinationId, now, now, limit) as unknown as (Omit<

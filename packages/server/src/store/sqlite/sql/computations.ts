@@ -91,7 +91,7 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
     holders: (id, afterId, limit) =>
       all<{ profile_id: string }>(
         `SELECT profile_id FROM computed_values WHERE computation_id = ? AND (? IS NULL OR profile_id > ?)
-         ORDER BY profile_id LIMIT ?`,
+         ORDER BY profile_id LIMIT +?`,
         id,
         afterId,
         afterId,
@@ -107,7 +107,7 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
         after,
         upTo,
       ).map((row) => row.profile_id),
-    dirty: (limit) => all<DirtyRow>('SELECT profile_id, seq FROM profile_dirty LIMIT ?', limit),
+    dirty: (limit) => all<DirtyRow>('SELECT profile_id, seq FROM profile_dirty LIMIT +?', limit),
     // `+event`: look the calls up by profile (a few each), never by event (every profile's).
     eventsOf: (profileIds, events) =>
       all<MarkedEventRow>(

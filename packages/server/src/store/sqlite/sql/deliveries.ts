@@ -52,7 +52,7 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
       }
       params.push(filter.limit)
       return db
-        .sql(`${withMessage} WHERE ${where.join(' AND ')} ORDER BY d.id DESC LIMIT ?`)
+        .sql(`${withMessage} WHERE ${where.join(' AND ')} ORDER BY d.id DESC LIMIT +?`)
         .all(...params) as unknown as DeliveryRow[]
     },
     get: (id) => db.sql(`${withMessage} WHERE d.id = ?`).get(id) as DeliveryRow | undefined,

@@ -35,7 +35,7 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
         `SELECT d.id, d.next_attempt_at, d.replay_id, d.attempt_count, d.first_attempt_at, d.closed_urls,
            m.payload, m.source_id, m.received_at
          FROM deliveries d JOIN messages m ON m.pk = d.message_pk
-         WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at LIMIT ?`,
+         WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at LIMIT +?`,
       )
       // Rows as arrays, made objects here: node:sqlite builds an object row property by property,
       // which took a third more of the read than this (thousands of rows per look).
@@ -104,7 +104,7 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
                SELECT id FROM delivery_batches
                WHERE destination_id = ? AND status IN ('pending', 'retrying') AND next_attempt_at <= ?
                  AND (lease_until IS NULL OR lease_until <= ?)
-               ORDER BY next_attempt_at, id LIMIT ?)
+               ORDER BY next_attempt_at, id LIMIT +?)
              RETURNING id, attempt_count, first_attempt_at, closed_urls`,
           )
           .all(leaseUntil, now, destinationId, now, now, limit) as unknown as BatchClaimRow[]
@@ -204,7 +204,7 @@ export function sqliteDeliveryBatches(db: SqliteDatabase): DeliveryBatchesSql {
     recentLatencies: (destinationId, limit) =>
       (
         db
-          .sql('SELECT latency_ms FROM batch_attempts WHERE destination_id = ? ORDER BY id DESC LIMIT ?')
+          .sql('SELECT latency_ms FROM batch_attempts WHERE destination_id = ? ORDER BY id DESC LIMIT +?')
           .all(destinationId, limit) as { latency_ms: number }[]
       ).map((row) => row.latency_ms),
     attemptsOf: (batchIds) =>

@@ -40,10 +40,10 @@ export function sqliteEndpointStates(db: SqliteDatabase): EndpointStatesSql {
       db
         .sql(
           `SELECT * FROM (SELECT url, attempted_at, status_code, error_text FROM attempts
-             WHERE destination_id = ? ORDER BY id DESC LIMIT ?)
+             WHERE destination_id = ? ORDER BY attempted_at DESC LIMIT +?)
            UNION ALL
            SELECT * FROM (SELECT url, attempted_at, status_code, error_text FROM batch_attempts
-             WHERE destination_id = ? ORDER BY id DESC LIMIT ?)`,
+             WHERE destination_id = ? ORDER BY id DESC LIMIT +?)`,
         )
         .all(destinationId, limit, destinationId, limit) as unknown as AttemptSummaryRow[],
   }

@@ -10,7 +10,7 @@ export function sqliteMessages(db: SqliteDatabase): MessagesSql {
         .sql(
           // Newest first by pk: the rowid order, read backwards, with no index of its own to keep up at ingest.
           `SELECT * FROM messages WHERE source_id IN (SELECT value FROM json_each(?1))
-             AND received_at >= ?2 AND received_at < ?3 ORDER BY pk DESC LIMIT ?4`,
+             AND received_at >= ?2 AND received_at < ?3 ORDER BY pk DESC LIMIT +?4`,
         )
         .all(JSON.stringify(sourceIds), from, to, limit) as unknown as MessageRow[],
     latest: (sourceId, messageId) =>

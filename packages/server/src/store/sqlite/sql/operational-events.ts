@@ -31,14 +31,14 @@ export function sqliteOperationalEvents(db: SqliteDatabase): OperationalEventsSq
         ).changes > 0,
     list: (limit) =>
       db
-        .sql('SELECT * FROM operational_events ORDER BY id DESC LIMIT ?')
+        .sql('SELECT * FROM operational_events ORDER BY id DESC LIMIT +?')
         .all(limit) as unknown as OperationalEventRow[],
     claim: (limit, now, leaseUntil) =>
       db.transaction(() => {
         const rows = db
           .sql(
             `SELECT * FROM operational_events WHERE alert_status = 'pending' AND next_attempt_at <= ?
-               AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT ?`,
+               AND (lease_until IS NULL OR lease_until <= ?) ORDER BY next_attempt_at, id LIMIT +?`,
           )
           .all(now, now, limit) as unknown as OperationalEventRow[]
         const lease = db.sql('UPDATE operational_events SET lease_until = ? WHERE id = ?')

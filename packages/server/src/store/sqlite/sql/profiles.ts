@@ -40,7 +40,7 @@ export function sqliteProfiles(db: SqliteDatabase, handoff: IngestHandoff): Prof
     messages: (afterPk, upToPk, limit) =>
       (upToPk === null ? handedOver(afterPk, limit) : null) ??
       all<MessageRow>(
-        'SELECT * FROM messages WHERE pk > ? AND (? IS NULL OR pk <= ?) ORDER BY pk LIMIT ?',
+        'SELECT * FROM messages WHERE pk > ? AND (? IS NULL OR pk <= ?) ORDER BY pk LIMIT +?',
         afterPk,
         upToPk,
         upToPk,
@@ -64,7 +64,7 @@ export function sqliteProfiles(db: SqliteDatabase, handoff: IngestHandoff): Prof
       ),
     page: (afterId, limit) =>
       all<ProfileRow>(
-        'SELECT * FROM profiles WHERE ? IS NULL OR id > ? ORDER BY id LIMIT ?',
+        'SELECT * FROM profiles WHERE ? IS NULL OR id > ? ORDER BY id LIMIT +?',
         afterId,
         afterId,
         limit,
@@ -72,7 +72,7 @@ export function sqliteProfiles(db: SqliteDatabase, handoff: IngestHandoff): Prof
     search: (text, limit) =>
       all<{ profile_id: string }>(
         `SELECT DISTINCT profile_id FROM profile_identities WHERE instr(value, ?) > 0
-         ORDER BY profile_id LIMIT ?`,
+         ORDER BY profile_id LIMIT +?`,
         text,
         limit,
       ).map((row) => row.profile_id),
@@ -156,7 +156,7 @@ export function sqliteProfiles(db: SqliteDatabase, handoff: IngestHandoff): Prof
     events: (profileId, limit, beforePk) =>
       all<ProfileEventRow>(
         `SELECT * FROM profile_events WHERE profile_id = ? AND (? IS NULL OR message_pk < ?)
-         ORDER BY message_pk DESC LIMIT ?`,
+         ORDER BY message_pk DESC LIMIT +?`,
         profileId,
         beforePk,
         beforePk,

@@ -127,9 +127,9 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
     get: (id) => rows('SELECT * FROM regulations WHERE id = ?', id)[0],
     list: (status, limit) =>
       status === undefined
-        ? rows('SELECT * FROM regulations ORDER BY created_at DESC, id DESC LIMIT ?', limit)
+        ? rows('SELECT * FROM regulations ORDER BY created_at DESC, id DESC LIMIT +?', limit)
         : rows(
-            'SELECT * FROM regulations WHERE status = ? ORDER BY created_at DESC, id DESC LIMIT ?',
+            'SELECT * FROM regulations WHERE status = ? ORDER BY created_at DESC, id DESC LIMIT +?',
             status,
             limit,
           ),
@@ -170,7 +170,7 @@ export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
             // Deliveries and their attempts go by FK cascade.
             const erased = Number(
               db
-                .sql(`DELETE FROM messages WHERE pk IN (SELECT pk FROM (${USERS_MESSAGES}) LIMIT ?4)`)
+                .sql(`DELETE FROM messages WHERE pk IN (SELECT pk FROM (${USERS_MESSAGES}) LIMIT +?4)`)
                 .run(row.source_ids, row.subject_ids, row.created_at, limit).changes,
             )
             const done = erased < limit

@@ -54,7 +54,7 @@ export function sqliteReplays(db: SqliteDatabase): ReplaysSql {
           `SELECT pk, received_at, payload FROM messages
            WHERE received_at >= ? AND received_at < ? AND NOT (received_at = ? AND pk <= ?)
              AND source_id IN (SELECT value FROM json_each(?))
-           ORDER BY received_at, pk LIMIT ?`,
+           ORDER BY received_at, pk LIMIT +?`,
         )
         .all(cursorAt, to, cursorAt, cursorPk, list(sourceIds), limit) as unknown as ReplayCandidateRow[],
     step: (step, now) =>

@@ -9,7 +9,7 @@ export function sqliteSweep(db: SqliteDatabase): SweepSql {
       work({
         messagesAfter: (afterPk, limit) =>
           db
-            .sql('SELECT pk, received_at FROM messages WHERE pk > ? ORDER BY pk LIMIT ?')
+            .sql('SELECT pk, received_at FROM messages WHERE pk > ? ORDER BY pk LIMIT +?')
             .all(afterPk, limit) as {
             pk: number
             received_at: number
