@@ -31,12 +31,15 @@ for (const backend of backends) {
     const dataDir = await mkdtemp(join(tmpdir(), 'sluice-replay-crash-'))
     const database = await backend.database()
     const seen = new Map<string, number>()
+    // Slower answers from when the replay is under way until the kill, so that starting the second
+    // process on a loaded machine cannot outlast the replay (600 calls at 4 × 30 ms take ~5 s).
+    let slow = false
     const receiver = await startReceiver((req, res, body) => {
       if (req.headers['x-sluice-replay']) {
         const { messageId } = JSON.parse(body.toString('utf8')) as { messageId: string }
         seen.set(messageId, (seen.get(messageId) ?? 0) + 1)
       }
-      setTimeout(() => res.writeHead(200).end('ok'), 30)
+      setTimeout(() => res.writeHead(200).end('ok'), slow ? 250 : 30)
     })
     const env: Record<string, string> = {
       SLUICE_DATA_DIR: dataDir,
@@ -99,6 +102,7 @@ for (const backend of backends) {
         30_000,
         5,
       )
+      slow = true
       // PostgreSQL: a second process joins once the first holds the replay's lease; it may not run
       // the replay while that lease is renewed, and takes it over after the kill.
       if (database.url) processes.push(await spawnSluice(env))
@@ -113,6 +117,7 @@ for (const backend of backends) {
       first.child.kill('SIGKILL')
       assert.equal(await first.exited, 'SIGKILL')
       const atKill = seen.size
+      slow = false
       assert.ok(atKill < TOTAL, 'the kill must happen mid-replay')
       const survivor = database.url ? processes[1]! : await spawnSluice(env)
       if (!database.url) processes.push(survivor)
