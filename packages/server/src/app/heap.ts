@@ -1,4 +1,5 @@
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8'
+import { performance } from 'node:perf_hooks'
 import { runInNewContext } from 'node:vm'
 
 let tuned = false
@@ -81,4 +82,28 @@ export function settleAfterStartup(): void {
 
 function youngGenerationBytes(): number {
   return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0
+}
+
+/** The event loop's busy share below which the main thread counts as idle for the settle. */
+const IDLE_UTILIZATION = 0.05
+
+/**
+ * settleAfterStartup at the first idle second after `afterMs`: its collection pauses the main thread
+ * (tens of milliseconds, more on a slow host), which a server taking traffic from its first second should
+ * not pay in the middle of its requests. It checks once a second, on an unref'd timer, until the event
+ * loop was busy less than 5% of a second, and then stops checking.
+ */
+export function settleWhenIdle(afterMs: number): void {
+  let last = performance.eventLoopUtilization()
+  const check = () => {
+    const now = performance.eventLoopUtilization()
+    const busy = performance.eventLoopUtilization(now, last).utilization
+    last = now
+    if (busy < IDLE_UTILIZATION) settleAfterStartup()
+    else setTimeout(check, 1_000).unref()
+  }
+  setTimeout(() => {
+    last = performance.eventLoopUtilization()
+    setTimeout(check, 1_000).unref()
+  }, Math.max(0, afterMs - 1_000)).unref()
 }

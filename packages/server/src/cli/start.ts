@@ -1,11 +1,11 @@
 /** `sluice start`: runs the server until SIGTERM or SIGINT, and prints how to send a first event. */
-import { settleAfterStartup } from '../app/heap.ts'
+import { settleWhenIdle } from '../app/heap.ts'
 import { createSluice, type Sluice } from '../app/server.ts'
 import type { Config } from '../config.ts'
 import { SourceService } from '../domain/source-service.ts'
 import type { Source } from '../domain/sources.ts'
 
-/** How long after the announcement the start-up's leftovers are collected (app/heap.ts). */
+/** The earliest the start-up's leftovers are collected after the announcement, once idle (app/heap.ts). */
 const SETTLE_AFTER_MS = 2_000
 
 export async function start(config: Config): Promise<number> {
@@ -46,8 +46,8 @@ export async function start(config: Config): Promise<number> {
     await sluice.close().catch(() => {})
     throw error
   }
-  // Once the start-up burst is over (the first requests after the announcement included).
-  setTimeout(settleAfterStartup, SETTLE_AFTER_MS).unref()
+  // Once the start-up burst is over and the server is idle (never in the middle of traffic).
+  settleWhenIdle(SETTLE_AFTER_MS)
   return new Promise<number>(() => {}) // runs until a signal
 }
 
