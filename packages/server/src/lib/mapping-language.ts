@@ -173,18 +173,29 @@ function validateAt(mapping: Record<string, unknown>, at: string): void {
 }
 
 /**
- * A mapping ready to run again: its top-level fields that are a constant or an `@path` of fixed text,
- * resolved here with the member names the kit's `get` reads for that text (worked out once); the other
- * fields (`@template`, `@if`, …) by one `transform` of them alone. Then, as `transform` does, the whole
- * is passed through the kit's `removeUndefined`. The `@path` text is split by the kit on every call,
- * with a regular expression: most of what a path costs.
+ * A mapping ready to run again: its top-level fields whose value is one of the simple forms below,
+ * resolved here as the kit's directives resolve them (the `@path` member names its `get` reads worked out
+ * once: the kit splits the text with a regular expression on every call, most of what a path costs);
+ * the other fields (`@template`, `@replace`, `@arrayPath`, nested objects, …) by one `transform` of them
+ * alone. Then, as `transform` does, each value is passed through the kit's `removeUndefined`. The
+ * differential tests compare every form with `transform` over generated calls.
  */
+type Expression =
+  /** A JSON scalar, or `{"@literal": scalar}`: the value itself. */
+  | { kind: 'constant'; value: unknown }
+  /** `{"@path": "text"}`. */
+  | { kind: 'path'; members: readonly string[] }
+  /** `{"@case": {"operator": "lower" | "upper", "value": expression}}`: a string's case changed, else the value. */
+  | { kind: 'case'; upper: boolean; value: Expression }
+  /** `{"@if": {"exists": expression, "then"?: expression, "else"?: expression}}`. */
+  | { kind: 'if'; exists: Expression; then: Expression | undefined; else: Expression | undefined }
+  /** `{"@template": "text {{path}} …"}` without triple braces: its texts, and between them paths. */
+  | { kind: 'template'; texts: readonly string[]; paths: readonly (readonly string[])[] }
+  /** `{"@replace": {"pattern", "replacement"?, "ignorecase"?, "global"?, "value"}}`, without a second pattern. */
+  | { kind: 'replace'; pattern: RegExp; replacement: string; value: Expression }
+
 interface CompiledMapping {
-  fields: (
-    | { key: string; kind: 'constant'; value: unknown }
-    | { key: string; kind: 'path'; members: readonly string[] }
-    | { key: string; kind: 'kit' }
-  )[]
+  fields: ({ key: string; kind: 'expression'; expression: Expression } | { key: string; kind: 'kit' })[]
   /** The fields left to `transform`; null when there are none. */
   rest: Mapping | null
 }
@@ -210,21 +221,58 @@ export function applyMapping(mapping: Mapping, call: Record<string, unknown>): R
   const { removeUndefined } = kit
   const body: Record<string, unknown> = {}
   for (const field of compiled.fields) {
-    if (field.kind === 'constant') {
-      body[field.key] = field.value
-    } else if (field.kind === 'kit') {
+    if (field.kind === 'kit') {
       if (Object.hasOwn(fromKit!, field.key)) body[field.key] = fromKit![field.key]
-    } else {
-      // The kit's `get` over a list of member names: `reduce((object, key) => object && object[key], data)`.
-      let value: unknown = call
-      for (const member of field.members)
-        value = value && (value as Record<string, unknown>)[member as keyof typeof value]
-      if (value === undefined) continue
-      // `removeUndefined` gives back anything but an object or array as it is.
-      body[field.key] = typeof value === 'object' && value !== null ? removeUndefined!(value) : value
+      continue
     }
+    const value = evaluate(field.expression, call)
+    if (value === undefined) continue
+    // `removeUndefined` gives back anything but an object or array as it is.
+    body[field.key] = typeof value === 'object' && value !== null ? removeUndefined!(value) : value
   }
   return body
+}
+
+/** An expression's value for a call, as the kit's directives give it. */
+function evaluate(expression: Expression, call: Record<string, unknown>): unknown {
+  switch (expression.kind) {
+    case 'constant':
+      return expression.value
+    case 'path':
+      return read(call, expression.members)
+    case 'template': {
+      // As the kit's `render`: each placeholder's value, or '' when it is null or undefined, as text.
+      let text = expression.texts[0]!
+      for (let i = 0; i < expression.paths.length; i++)
+        text += String(read(call, expression.paths[i]!) ?? '') + expression.texts[i + 1]!
+      return text
+    }
+    case 'replace': {
+      let value = evaluate(expression.value, call)
+      if (typeof value === 'boolean' || typeof value === 'number') value = String(value)
+      return typeof value === 'string' ? value.replace(expression.pattern, expression.replacement) : ''
+    }
+    case 'case': {
+      const value = evaluate(expression.value, call)
+      if (typeof value !== 'string') return value
+      return expression.upper ? value.toUpperCase() : value.toLowerCase()
+    }
+    case 'if': {
+      const tested = evaluate(expression.exists, call)
+      const holds = tested !== undefined && tested !== null
+      if (holds && expression.then !== undefined) return evaluate(expression.then, call)
+      if (!holds && expression.else !== undefined) return evaluate(expression.else, call)
+      return undefined
+    }
+  }
+}
+
+/** The kit's `get` over a list of member names: `reduce((object, key) => object && object[key], data)`. */
+function read(call: Record<string, unknown>, members: readonly string[]): unknown {
+  let value: unknown = call
+  for (const member of members)
+    value = value && (value as Record<string, unknown>)[member as keyof typeof value]
+  return value
 }
 
 /** Null when no field can be resolved here (the whole mapping then goes to `transformChecked`). */
@@ -237,27 +285,120 @@ function compileMapping(mapping: Mapping, kit: MappingKit): CompiledMapping | nu
   const fields: CompiledMapping['fields'] = []
   const rest: Mapping = {}
   for (const key of keys) {
-    const value = mapping[key]
-    if (value === null || (typeof value !== 'object' && typeof value !== 'function')) {
-      fields.push({ key, kind: 'constant', value })
-      continue
+    const expression = compileExpression(mapping[key], get)
+    if (expression !== null) {
+      fields.push({ key, kind: 'expression', expression })
+    } else {
+      fields.push({ key, kind: 'kit' })
+      rest[key] = mapping[key]
     }
-    const path = isJsonObject(value) && Object.keys(value).length === 1 ? value['@path'] : undefined
-    if (typeof path === 'string') {
-      fields.push({ key, kind: 'path', members: membersRead(get, path) })
-      continue
-    }
-    fields.push({ key, kind: 'kit' })
-    rest[key] = value
   }
   if (fields.every((field) => field.kind === 'kit')) return null
   return { fields, rest: Object.keys(rest).length === 0 ? null : rest }
 }
 
+const isScalar = (value: unknown) => value === null || typeof value !== 'object'
+
 /**
- * The member names the kit's `get` reads, in order, for `@path` text: as the `@path` directive does, its
- * first `$.` removed, then `get` run over an object that notes each name asked of it and answers with
- * itself. Text naming the whole (`$.`) reads nothing, and so gives the call.
+ * The expression for a mapping value, or null when it is not one of the forms above exactly (any
+ * other key, operator or shape is left to the kit, which also gives its errors).
+ */
+function compileExpression(value: unknown, get: NonNullable<MappingKit['get']>): Expression | null {
+  if (isScalar(value)) return { kind: 'constant', value }
+  if (!isJsonObject(value)) return null
+  const keys = Object.keys(value)
+  if (keys.length !== 1) return null
+  const argument = value[keys[0]!]
+  switch (keys[0]) {
+    case '@path':
+      return typeof argument === 'string'
+        ? { kind: 'path', members: membersRead(get, argument.replace('$.', '')) }
+        : null
+    case '@template':
+      return typeof argument === 'string' && !argument.includes('{{{') ? compileTemplate(argument, get) : null
+    case '@replace':
+      return compileReplace(argument, get)
+    case '@literal':
+      // The kit resolves its argument: a scalar is itself.
+      return isScalar(argument) ? { kind: 'constant', value: argument } : null
+    case '@case': {
+      if (!isJsonObject(argument) || !sameKeys(argument, ['operator', 'value'])) return null
+      const { operator } = argument
+      // An object argument is truthy, which the kit asks of `value` before resolving it.
+      if ((operator !== 'lower' && operator !== 'upper') || !isJsonObject(argument.value)) return null
+      const inner = compileExpression(argument.value, get)
+      return inner === null ? null : { kind: 'case', upper: operator === 'upper', value: inner }
+    }
+    case '@if': {
+      if (!isJsonObject(argument) || !isJsonObject(argument.exists)) return null
+      if (Object.keys(argument).some((key) => key !== 'exists' && key !== 'then' && key !== 'else'))
+        return null
+      const exists = compileExpression(argument.exists, get)
+      // The kit resolves `then` when it is present, and `else` only when it is truthy.
+      const then = 'then' in argument ? compileExpression(argument.then, get) : undefined
+      const otherwise = argument.else ? compileExpression(argument.else, get) : undefined
+      if (exists === null || then === null || otherwise === null) return null
+      return { kind: 'if', exists, then, else: otherwise }
+    }
+    default:
+      return null
+  }
+}
+
+/**
+ * The kit renders `{{{path}}}` placeholders first and then `{{path}}` ones over the result, so a value
+ * holding braces could be rendered again: templates with triple braces stay with the kit. Without them,
+ * the first pass changes nothing and the second is one pass of PLACEHOLDER over the text.
+ */
+const PLACEHOLDER = /\{\{([^}]+)\}\}/g
+
+function compileTemplate(template: string, get: NonNullable<MappingKit['get']>): Expression {
+  const texts: string[] = []
+  const paths: (readonly string[])[] = []
+  let from = 0
+  for (const match of template.matchAll(PLACEHOLDER)) {
+    texts.push(template.slice(from, match.index))
+    paths.push(membersRead(get, match[0].slice(2, -2).trim()))
+    from = match.index + match[0].length
+  }
+  texts.push(template.slice(from))
+  return { kind: 'template', texts, paths }
+}
+
+/** The kit's limits on `@replace`'s texts: beyond them it fails every call, which is left to it. */
+const REPLACE_TEXT_LIMIT = 10
+
+function compileReplace(argument: unknown, get: NonNullable<MappingKit['get']>): Expression | null {
+  if (!isJsonObject(argument)) return null
+  const allowed = ['pattern', 'replacement', 'ignorecase', 'global', 'value']
+  if (Object.keys(argument).some((key) => !allowed.includes(key))) return null
+  // As the kit defaults them (it writes these defaults into the mapping on its first call).
+  const { pattern, value } = argument
+  const replacement = argument.replacement ?? ''
+  const ignorecase = argument.ignorecase ?? false
+  const global = argument.global ?? true
+  if (typeof pattern !== 'string' || pattern === '' || pattern.length > REPLACE_TEXT_LIMIT) return null
+  if (typeof replacement !== 'string' || replacement.length > REPLACE_TEXT_LIMIT) return null
+  if (typeof ignorecase !== 'boolean' || typeof global !== 'boolean') return null
+  // A falsy value makes the kit give undefined; a truthy scalar is itself.
+  if (!value) return null
+  const inner = compileExpression(value, get)
+  if (inner === null) return null
+  const escaped = pattern.replace(/[-[\]{}()*+?.,\\^$|#\s]/g, '\\$&')
+  const flags = `${global ? 'g' : ''}${ignorecase ? 'i' : ''}`
+  return { kind: 'replace', pattern: new RegExp(escaped, flags), replacement, value: inner }
+}
+
+function sameKeys(object: Record<string, unknown>, keys: readonly string[]): boolean {
+  const own = Object.keys(object)
+  return own.length === keys.length && keys.every((key) => Object.hasOwn(object, key))
+}
+
+/**
+ * The member names the kit's `get` reads, in order, for path text (a `@path`'s with its first `$.`
+ * removed, as that directive does; a placeholder's as it is): `get` run over an object that notes each
+ * name asked of it and answers with itself. Text naming the whole (`$.`) reads nothing, and so gives the
+ * call.
  */
 function membersRead(get: NonNullable<MappingKit['get']>, path: string): readonly string[] {
   const members: string[] = []
@@ -270,6 +411,6 @@ function membersRead(get: NonNullable<MappingKit['get']>, path: string): readonl
       },
     },
   )
-  get(recorder, path.replace('$.', ''))
+  get(recorder, path)
   return members
 }
