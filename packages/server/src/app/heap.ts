@@ -1,5 +1,5 @@
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8'
 import { performance } from 'node:perf_hooks'
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 
 let tuned = false
@@ -102,8 +102,11 @@ export function settleWhenIdle(afterMs: number): void {
     if (busy < IDLE_UTILIZATION) settleAfterStartup()
     else setTimeout(check, 1_000).unref()
   }
-  setTimeout(() => {
-    last = performance.eventLoopUtilization()
-    setTimeout(check, 1_000).unref()
-  }, Math.max(0, afterMs - 1_000)).unref()
+  setTimeout(
+    () => {
+      last = performance.eventLoopUtilization()
+      setTimeout(check, 1_000).unref()
+    },
+    Math.max(0, afterMs - 1_000),
+  ).unref()
 }

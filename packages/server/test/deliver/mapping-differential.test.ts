@@ -211,6 +211,7 @@ test('paths of every spelling, beside constants and other directives, give the b
   }
   mapping.template = { '@template': '{{ event }} by {{userId}}: {{properties}} {{properties.items}}' }
   mapping.ifElse = {
+    // biome-ignore lint/suspicious/noThenProperty: `then` is the mapping language's own word for @if.
     '@if': { exists: { '@path': '$.context.ip' }, then: { '@path': '$.context.ip' }, else: 'none' },
   }
   mapping.caseLiteral = { '@case': { operator: 'lower', value: { '@literal': 'MiXed' } } }
