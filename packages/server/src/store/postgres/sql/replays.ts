@@ -155,11 +155,15 @@ export function postgresReplays(db: PostgresDatabase): ReplaysSql {
            DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM gone)`,
           [id, now],
         )
-        await client.query(`UPDATE replays SET ${FINAL_COUNTS} WHERE id = $1 AND status = 'CANCELLED'`, [id])
+        // Count what is still being sent BEFORE the final counts, never after: each statement here sees
+        // outcomes committed up to its start, so an outcome landing between the two is then both in the
+        // counts and not waiting. The other order could count it as neither, and the caller would stop
+        // waiting with a delivered count one short.
         const left = await client.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM deliveries WHERE replay_id = $1 AND ${WAITING}`,
           [id],
         )
+        await client.query(`UPDATE replays SET ${FINAL_COUNTS} WHERE id = $1 AND status = 'CANCELLED'`, [id])
         return { leased: left.rows[0]!.n }
       }),
     stopped: async (ids) =>

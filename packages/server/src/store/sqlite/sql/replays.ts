@@ -157,10 +157,12 @@ export function sqliteReplays(db: SqliteDatabase): ReplaysSql {
           `DELETE FROM deliveries WHERE replay_id = ? AND ${WAITING} AND (lease_until IS NULL OR lease_until <= ?)
              AND (batch_id IS NULL OR batch_id NOT IN (SELECT id FROM delivery_batches WHERE lease_until > ?))`,
         ).run(id, now, now)
-        db.sql(`UPDATE replays SET ${finalCounts} WHERE id = ? AND status = 'CANCELLED'`).run(id)
+        // Same order as on PostgreSQL (what is still being sent, then the final counts); one SQLite
+        // transaction sees no outcome land in between anyway.
         const { n } = db
           .sql(`SELECT count(*) AS n FROM deliveries WHERE replay_id = ? AND ${WAITING}`)
           .get(id) as { n: number }
+        db.sql(`UPDATE replays SET ${finalCounts} WHERE id = ? AND status = 'CANCELLED'`).run(id)
         return { leased: n }
       }),
     stopped: (ids) =>
