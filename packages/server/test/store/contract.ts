@@ -455,6 +455,31 @@ export function storeContract(backend: StoreBackend): void {
     })
 
     withStore(
+      'an outcome recorded on another handle than the claim: its attempts count for the delivery’s destination',
+      async ({ store, second }) => {
+        const other = await second()
+        const source = await store.createSource({ name: 'Two destinations', enabled: true })
+        const a = await webhooks(store, [source], { name: 'Hooks A' })
+        const b = await webhooks(store, [source], { name: 'Hooks B' })
+        await store.ingest([message(source, 'm-0'), message(source, 'm-1')])
+        const claimed = [
+          ...(await store.claimDeliveries(a.id, 2, Date.now(), 30_000)),
+          ...(await store.claimDeliveries(b.id, 2, Date.now(), 30_000)),
+        ]
+        assert.equal(claimed.length, 4)
+        // The claiming handle records one of each destination, the other handle the rest.
+        await store.recordOutcomes([outcome(claimed[0]!), outcome(claimed[2]!)])
+        await other.recordOutcomes([outcome(claimed[1]!), outcome(claimed[3]!)])
+        for (const destination of [a, b]) {
+          assert.equal(await store.countDeliveries({ destinationId: destination.id, status: 'delivered' }), 2)
+          assert.equal((await store.recentAttempts(destination.id, 10)).length, 2, destination.name)
+        }
+        const [delivery] = await store.listDeliveries(b.id, { limit: 1 })
+        assert.equal(delivery?.attempts.length, 1)
+      },
+    )
+
+    withStore(
       'recordOutcomes: states, attempts in order, closed URLs, leases released',
       async ({ store }) => {
         const { destination } = await backlog(store, 3)

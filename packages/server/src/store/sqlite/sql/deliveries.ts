@@ -1,13 +1,16 @@
 import type { SQLInputValue } from 'node:sqlite'
 import type { BacklogRow, DeliveriesSql, DeliveryRow, StateCountRow } from '../../tables/deliveries.ts'
 import type { SqliteDatabase } from '../database.ts'
+import { claimedDestinations } from './claim-deliveries.ts'
 
 /** deliveries, outside ingest (ingest.ts), claims (claim-deliveries.ts) and outcomes (record-outcomes.ts). */
 export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
   const withMessage =
     'SELECT d.*, m.source_id, m.message_id, m.type, m.payload FROM deliveries d JOIN messages m ON m.pk = d.message_pk'
+  const claimed = claimedDestinations(db)
   return {
     release(ids) {
+      for (const id of ids) claimed.delete(id)
       db.sql('UPDATE deliveries SET lease_until = NULL WHERE id IN (SELECT value FROM json_each(?))').run(
         JSON.stringify(ids),
       )

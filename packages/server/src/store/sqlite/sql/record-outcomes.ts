@@ -4,20 +4,23 @@
  */
 import type { RecordOutcomesSql } from '../../tables/deliveries.ts'
 import { flag, type SqliteDatabase } from '../database.ts'
-import { claimIn } from './claim-deliveries.ts'
+import { claimedDestinations, claimIn } from './claim-deliveries.ts'
 
 export function sqliteRecordOutcomes(db: SqliteDatabase): RecordOutcomesSql {
   const claim = claimIn(db)
+  const claimed = claimedDestinations(db)
   return ({ deliveries, attempts }, now, claims) => {
-    // Each delivery's new state first: its RETURNING gives the destination, copied onto its attempts
-    // (latency figures per destination), and a delivery that no longer exists (its destination was
-    // deleted meanwhile) returns nothing and gets no attempt rows.
+    // Each delivery's new state first. Its attempts carry its destination (latency figures per
+    // destination): the one it was claimed for on this connection (claim-deliveries.ts), else read
+    // from the row. A delivery that no longer exists (its destination was deleted meanwhile) changes
+    // no row and gets no attempt rows. No RETURNING: it made the UPDATE ~13% dearer.
     const update = db.sql(
       `UPDATE deliveries SET status = ?, dead_lettered = ?, attempt_count = attempt_count + 1,
          next_attempt_at = ?, first_attempt_at = COALESCE(first_attempt_at, ?), closed_urls = ?,
          lease_until = NULL, updated_at = ?
-       WHERE id = ? RETURNING destination_id`,
+       WHERE id = ?`,
     )
+    const destinationOf = db.sql('SELECT destination_id FROM deliveries WHERE id = ?')
     const insertAttempt = db.sql(
       `INSERT INTO attempts (delivery_id, destination_id, attempted_at, url, status_code, error_kind, error_text, latency_ms, response_excerpt)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -25,7 +28,7 @@ export function sqliteRecordOutcomes(db: SqliteDatabase): RecordOutcomesSql {
     return db.transaction(() => {
       const destinations = new Map<number, string>()
       for (const row of deliveries) {
-        const updated = update.get(
+        const { changes } = update.run(
           row.status,
           flag(row.deadLettered),
           row.nextAttemptAt,
@@ -33,8 +36,13 @@ export function sqliteRecordOutcomes(db: SqliteDatabase): RecordOutcomesSql {
           row.closedUrls,
           now,
           row.id,
-        ) as { destination_id: string } | undefined
-        if (updated) destinations.set(row.id, updated.destination_id)
+        )
+        const known = claimed.get(row.id)
+        claimed.delete(row.id)
+        if (changes === 0) continue
+        const destinationId =
+          known ?? (destinationOf.get(row.id) as { destination_id: string } | undefined)?.destination_id
+        if (destinationId !== undefined) destinations.set(row.id, destinationId)
       }
       for (const { deliveryId, attempt } of attempts) {
         const destinationId = destinations.get(deliveryId)
