@@ -13,7 +13,7 @@ import type { ClaimedDelivery, DeliveryOutcome } from '../domain/delivery-store.
 import type { WebhooksSettings } from '../domain/destinations.ts'
 import { describeInvalidMessage } from './error-kinds.ts'
 import type { AttemptResult } from './http-sender.ts'
-import { classifyAttempt, nextAttempt, type RetrySettings } from './retry-policy.ts'
+import { type AttemptVerdict, classifyAttempt, nextAttempt, type RetrySettings } from './retry-policy.ts'
 
 export interface DecidedOutcome {
   /** What the store records. */
@@ -32,13 +32,25 @@ export function decideOutcome(
   now: number,
   retry: RetrySettings,
 ): DecidedOutcome {
-  const verdicts = results.map((result) => classifyAttempt(result))
-  const firstAttemptAt = claimed.firstAttemptAt ?? Math.min(now, ...results.map((r) => r.attemptedAt))
-  const base = { deliveryId: claimed.id, attempts: results.map(toAttemptRecord), firstAttemptAt }
-  if (verdicts.includes('success')) {
+  // One pass, no intermediate arrays: this runs for every attempt, and it is nearly always one success.
+  const verdicts: AttemptVerdict[] = []
+  const attempts: DeliveryAttempt[] = []
+  let earliest = now
+  let succeeded = false
+  for (const result of results) {
+    const verdict = classifyAttempt(result)
+    if (verdict === 'success') succeeded = true
+    verdicts.push(verdict)
+    attempts.push(toAttemptRecord(result))
+    if (result.attemptedAt < earliest) earliest = result.attemptedAt
+  }
+  const firstAttemptAt = claimed.firstAttemptAt ?? earliest
+  if (succeeded) {
     return {
       outcome: {
-        ...base,
+        deliveryId: claimed.id,
+        attempts,
+        firstAttemptAt,
         status: 'delivered',
         deadLettered: false,
         nextAttemptAt: null,
@@ -46,6 +58,7 @@ export function decideOutcome(
       },
     }
   }
+  const base = { deliveryId: claimed.id, attempts, firstAttemptAt }
   const closedUrls = [
     ...claimed.closedUrls,
     ...results.filter((_, i) => verdicts[i] === 'final').map((r) => r.url),

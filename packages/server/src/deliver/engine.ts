@@ -42,7 +42,7 @@ import { RateLimit } from './back-pressure.ts'
 import { batchRequest, candidateLimit, planBatches, shapedBatches } from './batching.ts'
 import { type DecidedOutcome, decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
 import { EndpointWatch } from './endpoint-watch.ts'
-import { type PreparedRequest, prepareRequest, sendToOpenUrls } from './fan-out.ts'
+import { type PreparedRequest, prepareRequest, sendRequest, sendToOpenUrls } from './fan-out.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import type { RetrySettings } from './retry-policy.ts'
 
@@ -491,9 +491,16 @@ export class DeliveryEngine {
     replayId: string | null,
   ): Promise<DecidedOutcome> {
     const { settings } = slot.destination
-    const results = await sendToOpenUrls(this.sender, settings, request, this.leftOut(slot, urls), replayId)
-    this.endpoints.observe(slot.destination, results, Date.now())
-    return decideOutcome(claimed, settings, results, Date.now(), this.retry)
+    const { webhooks } = settings
+    // One URL, and it can take the request (the usual destination): its one request, without the
+    // lists of URLs left out and open, or Promise.all.
+    const results =
+      webhooks.length === 1 && urls.length === 1
+        ? [await this.sender.send(sendRequest(webhooks[0]!, request, replayId))]
+        : await sendToOpenUrls(this.sender, settings, request, this.leftOut(slot, urls), replayId)
+    const now = Date.now()
+    this.endpoints.observe(slot.destination, results, now)
+    return decideOutcome(claimed, settings, results, now, this.retry)
   }
 
   /** The URLs an attempt leaves out: closed for it, or not among those that can take it now. */
@@ -763,16 +770,17 @@ export class DeliveryEngine {
     this.sending++
     this.track(slot, urls, 1)
     const { destination } = slot
-    const span = this.tracing.startDelivery(destination.id, delivery)
+    // Tracing off (the usual case): no span, and no attributes object built to end it with.
+    const span = this.tracing.enabled ? this.tracing.startDelivery(destination.id, delivery) : null
     try {
       // Its row went with the withdrawal (same transaction): there is nothing to record.
       if (this.isWithdrawn(delivery)) {
-        span.end({ 'sluice.outcome': 'withdrawn' })
+        span?.end({ 'sluice.outcome': 'withdrawn' })
         return
       }
       // Live deliveries (no replay) are never cancelled: no check, and no await before the send.
       if (delivery.replayId !== null && (await this.discardedAsCancelled(destination.id, [delivery]))) {
-        span.end({ 'sluice.outcome': 'cancelled' })
+        span?.end({ 'sluice.outcome': 'cancelled' })
         return
       }
       const request = prepareRequest(delivery.payload, destination.settings)
@@ -786,7 +794,7 @@ export class DeliveryEngine {
       )
       slot.counters.attempted((performance.now() - startedAt) / 1000, outcome)
       this.countReplayed(destination.id, delivery.replayId, outcome, 1)
-      span.end({ 'sluice.outcome': outcome.deadLettered ? 'dead_lettered' : outcome.status })
+      span?.end({ 'sluice.outcome': outcome.deadLettered ? 'dead_lettered' : outcome.status })
       if (deadLetterReason !== undefined) {
         // The operator's record of why: the delivery now waits for a replay.
         this.logger.warn(
@@ -799,7 +807,7 @@ export class DeliveryEngine {
     } catch (error) {
       // A message that cannot be shaped will never succeed: fail it visibly rather than retry forever.
       this.logger.error({ err: error, deliveryId: delivery.id }, 'delivery could not be prepared')
-      span.fail(error)
+      span?.fail(error)
       this.recordOutcome(
         slot,
         invalidMessageOutcome(delivery, destination.settings, error, Date.now()),

@@ -6,7 +6,7 @@
 import type { WebhookMethod, WebhooksSettings } from '../domain/destinations.ts'
 import { applyMapping } from '../lib/mapping-language.ts'
 import { editedCall } from '../route/gates.ts'
-import type { AttemptResult, WebhookSender } from './http-sender.ts'
+import type { AttemptResult, SendRequest, WebhookSender } from './http-sender.ts'
 import { serializeMessage, shapeMessage } from './shape.ts'
 import { signatureHeaders } from './signature-headers.ts'
 import { batchWebhookId, messageWebhookId } from './standard-webhooks.ts'
@@ -105,16 +105,22 @@ export function sendToOpenUrls(
   replayId: string | null = null,
 ): Promise<AttemptResult[]> {
   const open = settings.webhooks.filter((webhook) => !closedUrls.includes(webhook.url))
-  return Promise.all(
-    open.map((webhook) =>
-      sender.send({
-        url: webhook.url,
-        headers: webhook.headers,
-        body: request.body,
-        signatureHeaders: request.signatureHeaders,
-        method: request.method,
-        ...(replayId === null ? {} : { replayId }),
-      }),
-    ),
-  )
+  return Promise.all(open.map((webhook) => sender.send(sendRequest(webhook, request, replayId))))
+}
+
+/** The request to one of a destination's URLs. A replay's requests say so. */
+export function sendRequest(
+  webhook: WebhooksSettings['webhooks'][number],
+  request: PreparedRequest,
+  replayId: string | null,
+): SendRequest {
+  const sent: SendRequest = {
+    url: webhook.url,
+    headers: webhook.headers,
+    body: request.body,
+    signatureHeaders: request.signatureHeaders,
+    method: request.method,
+  }
+  if (replayId !== null) sent.replayId = replayId
+  return sent
 }

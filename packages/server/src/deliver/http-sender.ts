@@ -222,8 +222,8 @@ export class WebhookSender {
       }
     }
     const signatures = request.signatureHeaders
-    if (signatures !== undefined && signatures.length > 0) list = [...list, ...signatures]
-    return request.replayId === undefined ? list : [...list, REPLAY_HEADER, request.replayId]
+    if (signatures !== undefined && signatures.length > 0) list = list.concat(signatures)
+    return request.replayId === undefined ? list : list.concat(REPLAY_HEADER, request.replayId)
   }
 
   /** Static headers first, then Sluice's own, as the flat name/value list undici takes. */

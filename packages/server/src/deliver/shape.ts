@@ -96,61 +96,49 @@ const PAGE_FIELDS = ['path', 'referrer', 'title', 'url'] as const
  */
 export function shapeMessage(payload: JsonObject): DeliveredMessage {
   const type = payload.type
-  const userId = optionalString(payload.userId) ?? null
+  // Each message is built member by member in its documented order, without spreading partial
+  // objects: this runs for every delivery, and the spreads allocated an object per optional member.
   switch (type) {
-    case 'page':
-      return finish(payload, {
-        version: 1,
-        type,
-        userId,
-        ...identity(payload),
-        ...nameAndCategory(payload),
-        properties: pageProperties(payload),
-      })
-    case 'screen':
-      return finish(payload, {
-        version: 1,
-        type,
-        userId,
-        ...identity(payload),
-        ...nameAndCategory(payload),
-        ...(isJsonObject(payload.properties) ? { properties: payload.properties } : {}),
-      })
-    case 'identify':
-      return finish(payload, {
-        version: 1,
-        type,
-        userId,
-        ...identity(payload),
-        traits: objectOrEmpty(payload.traits),
-      })
-    case 'track':
-      return finish(payload, {
-        version: 1,
-        type,
-        userId,
-        ...identity(payload),
-        event: requiredString(payload, 'event'),
-        properties: objectOrEmpty(payload.properties),
-      })
-    case 'alias':
+    case 'page': {
+      const message = withIdentity(type, payload)
+      nameAndCategory(message, payload)
+      message.properties = pageProperties(payload)
+      return finish<PageMessage>(message, payload)
+    }
+    case 'screen': {
+      const message = withIdentity(type, payload)
+      nameAndCategory(message, payload)
+      if (isJsonObject(payload.properties)) message.properties = payload.properties
+      return finish<ScreenMessage>(message, payload)
+    }
+    case 'identify': {
+      const message = withIdentity(type, payload)
+      message.traits = objectOrEmpty(payload.traits)
+      return finish<IdentifyMessage>(message, payload)
+    }
+    case 'track': {
+      const message = withIdentity(type, payload)
+      message.event = requiredString(payload, 'event')
+      message.properties = objectOrEmpty(payload.properties)
+      return finish<TrackMessage>(message, payload)
+    }
+    case 'alias': {
       // The documented alias shape names both ids with spaces and has no `userId` member.
-      return finish(payload, {
+      const message: JsonObject = {
         version: 1,
         type,
         'Previous ID': requiredString(payload, 'previousId'),
         'User ID': requiredString(payload, 'userId'),
-        ...identity(payload),
-      })
-    case 'group':
-      return finish(payload, {
-        version: 1,
-        type,
-        userId,
-        ...identity(payload),
-        groupId: requiredString(payload, 'groupId'),
-        traits: objectOrEmpty(payload.traits),
-      })
+      }
+      addAnonymousId(message, payload)
+      return finish<AliasMessage>(message, payload)
+    }
+    case 'group': {
+      const message = withIdentity(type, payload)
+      message.groupId = requiredString(payload, 'groupId')
+      message.traits = objectOrEmpty(payload.traits)
+      return finish<GroupMessage>(message, payload)
+    }
     case 'delete':
       return shapeDelete({ userId: requiredString(payload, 'userId'), timestamp: deleteTimestamp(payload) })
     default:
@@ -185,25 +173,31 @@ export function isoTimestamp(value: string | number | Date): string {
   return date.toISOString()
 }
 
-/** Appends the members every non-delete type ends with. */
-function finish<const T extends JsonObject>(payload: JsonObject, head: T) {
-  return {
-    ...head,
-    context: objectOrEmpty(payload.context),
-    messageId: requiredString(payload, 'messageId'),
-    timestamp: messageTimestamp(payload),
-  }
+/** `version`, `type`, `userId` (null when the call has none) and `anonymousId` when present: how most types begin. */
+function withIdentity(type: string, payload: JsonObject): JsonObject {
+  const message: JsonObject = { version: 1, type, userId: optionalString(payload.userId) ?? null }
+  addAnonymousId(message, payload)
+  return message
 }
 
-function identity(payload: JsonObject): { anonymousId?: string } {
+function addAnonymousId(message: JsonObject, payload: JsonObject): void {
   const anonymousId = optionalString(payload.anonymousId)
-  return anonymousId === undefined ? {} : { anonymousId }
+  if (anonymousId !== undefined) message.anonymousId = anonymousId
 }
 
-function nameAndCategory(payload: JsonObject): { name?: string; category?: string } {
+function nameAndCategory(message: JsonObject, payload: JsonObject): void {
   const name = optionalString(payload.name)
+  if (name !== undefined) message.name = name
   const category = optionalString(payload.category)
-  return { ...(name === undefined ? {} : { name }), ...(category === undefined ? {} : { category }) }
+  if (category !== undefined) message.category = category
+}
+
+/** Appends the members every non-delete type ends with: the message is then complete, as type `T`. */
+function finish<T extends DeliveredMessage>(message: JsonObject, payload: JsonObject): T {
+  message.context = objectOrEmpty(payload.context)
+  message.messageId = requiredString(payload, 'messageId')
+  message.timestamp = messageTimestamp(payload)
+  return message as unknown as T
 }
 
 /**

@@ -11,7 +11,7 @@
  * The grace is judged at each attempt against the clock, so it ends without anything being rewritten.
  */
 import { DEFAULT_SIGNING, type SecretKind, type WebhooksSettings } from '../domain/destinations.ts'
-import { signBody, signingKey } from './signing.ts'
+import { hmacSha1Hex } from './hmac-sha1.ts'
 import { standardWebhooksSignature } from './standard-webhooks.ts'
 
 /** Each header's name as it is shown (delivery-request.ts), by its name on the wire (lower case, as always sent). */
@@ -41,10 +41,10 @@ export function signatureHeaders(
   const shared = settings.sharedSecret
   if (signing.xSignature && shared) {
     const old = previousSecret(settings, 'sharedSecret', now)
-    if (old === undefined) headers.push('x-signature', signBody(body, signingKey(shared)))
+    if (old === undefined) headers.push('x-signature', hmacSha1Hex(body, shared))
     else {
-      headers.push('x-signature', signBody(body, signingKey(old)))
-      headers.push('x-signature-next', signBody(body, signingKey(shared)))
+      headers.push('x-signature', hmacSha1Hex(body, old))
+      headers.push('x-signature-next', hmacSha1Hex(body, shared))
     }
   }
   const whsec = settings.standardWebhooksSecret
