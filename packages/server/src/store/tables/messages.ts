@@ -19,7 +19,7 @@ export interface MessagesSql {
   /** The newest copy of a message. */
   latest(sourceId: string, messageId: string): Awaitable<MessageRow | undefined>
   count(sourceId: string | undefined): Awaitable<number>
-  /** The newest `limit` messages of the sources received in [from, to), newest first. */
+  /** The newest `limit` messages of the sources received in [from, to), newest first (by receive time, then pk). */
   recent(sourceIds: string[], limit: number, from: number, to: number): Awaitable<MessageRow[]>
 }
 

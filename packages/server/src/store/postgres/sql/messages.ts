@@ -8,7 +8,7 @@ export function postgresMessages(db: PostgresDatabase): MessagesSql {
     recent: (sourceIds, limit, from, to) =>
       db.query<MessageRow>(
         `SELECT * FROM messages WHERE source_id = ANY ($1::text[]) AND received_at >= $2 AND received_at < $3
-         ORDER BY pk DESC LIMIT $4`,
+         ORDER BY received_at DESC, pk DESC LIMIT $4`,
         [sourceIds.map((id) => pgText(id)), from, to, limit],
       ),
     latest: async (sourceId, messageId) =>
