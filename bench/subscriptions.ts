@@ -8,13 +8,18 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { DryRunAnswer, Source as SourceView } from '../packages/server/src/api/index.ts'
 import { MAPPED_SETTINGS } from './lib/mapped-settings.ts'
 import { machine, runJson, SLUICE_CLI, startProcess, stop } from './lib/processes.ts'
 
 const quick = process.argv.includes('--quick')
 const roundMs = quick ? 1_000 : 3_000
-const rounds = quick ? 2 : 5
+// An even number of rounds: each server goes first in half of them (the second of a round starts while
+// the first may still be finishing its work, e.g. its profile worker catching up).
+const rounds = quick ? 2 : 6
+/** Quiet before each measured load, so that a round measures the loaded server's work, not the other's tail. */
+const settleMs = quick ? 200 : 750
 const drainCount = quick ? 5_000 : 30_000
 const drainPairs = quick ? 1 : 3
 const gatedDestinations = 20
@@ -60,7 +65,12 @@ export interface SubscriptionsResult {
   dryRun: { calls: number; scanned: number; matched: number; runsMs: number[]; medianMs: number }
 }
 
-const median = (values: number[]) => values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)]!
+/** The middle value; of an even count, the mean of the two middle ones. */
+const median = (values: number[]) => {
+  const sorted = values.toSorted((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
 const round3 = (value: number) => Number(value.toFixed(3))
 
 async function startSluice(): Promise<Server> {
@@ -164,7 +174,9 @@ async function measureIngestAndDryRun(): Promise<Pick<SubscriptionsResult, 'inge
     const ratios: number[] = []
     for (let round = 0; round < rounds; round++) {
       const first = round % 2 === 0 ? plain : gated
+      await sleep(settleMs)
       const a = await load(first, roundMs)
+      await sleep(settleMs)
       const b = await load(first === plain ? gated : plain, roundMs)
       const [base, some] = first === plain ? [a, b] : [b, a]
       none.push(base)
@@ -204,7 +216,7 @@ async function measureIngestAndDryRun(): Promise<Pick<SubscriptionsResult, 'inge
         noneEventsPerSecond: Math.round(rate(none)),
         gatedEventsPerSecond: Math.round(rate(withGates)),
         ratios,
-        ratio: median(ratios),
+        ratio: round3(median(ratios)),
         gatedDeliveries,
       },
       dryRun: {
