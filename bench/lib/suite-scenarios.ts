@@ -165,6 +165,28 @@ const cpuAgainst = (
 type DeliverFloor = NonNullable<NonNullable<Stored<DeliverResult>['floors']>[string]>
 
 /** A durable delivery loop's rate against raw undici in the same rounds (reported, not goal-bound). */
+/**
+ * Sluice's rate over the bare-tables loop's, round by round (both are ratios to raw undici in the same
+ * round, so their quotient is Sluice ÷ the loop in that round): the median round and the spread.
+ */
+function againstBareLoop(r: Stored<DeliverResult>) {
+  const sluice = r.roundRatios ?? []
+  const bare = r.floors?.bareTablesLoop?.roundRatios ?? []
+  const ratios = sluice.flatMap((value, round) => {
+    const floor = num(bare[round])
+    const own = num(value)
+    return own === null || floor === null || floor === 0 ? [] : [own / floor]
+  })
+  if (ratios.length === 0) return undefined
+  const sorted = ratios.toSorted((a, b) => a - b)
+  return {
+    median: Number(sorted[Math.floor((sorted.length - 1) / 2)]!.toFixed(3)),
+    min: sorted[0],
+    max: sorted.at(-1),
+    rounds: sorted.length,
+  }
+}
+
 const floorRate = (name: string, floor: DeliverFloor | undefined): Figure =>
   figure(name, num(floor?.perSecond), 'POSTs/s', {
     baseline: { name: 'raw undici POSTs, same round', value: num(floor?.rawPerSecond) },
@@ -289,6 +311,7 @@ const deliver = scenario<DeliverResult>({
     if (p50 === null || p99 === null)
       problems.push('acked events never reached the receiver (p50/p99 infinite)')
     const rate = `${r.latency?.eventsPerSecond ?? 1000} events/s`
+    const toBareLoop = againstBareLoop(r)
     return {
       figures: [
         figure(
@@ -307,6 +330,19 @@ const deliver = scenario<DeliverResult>({
         floorRate(
           'Floor: the same durable loop on two bare tables with a due index, leases in memory (no Sluice code at all)',
           r.floors?.bareTablesLoop,
+        ),
+        figure(
+          `Webhook POSTs/s against that bare durable loop (${spreadText(toBareLoop)})`,
+          sluice,
+          'POSTs/s',
+          {
+            baseline: {
+              name: 'the bare-tables loop, same rounds',
+              value: num(r.floors?.bareTablesLoop?.perSecond),
+            },
+            ratio: toBareLoop?.median ?? null,
+            goal: ratioAtLeast(0.9),
+          },
         ),
         metricsCost(
           'Delivery POSTs/s',
