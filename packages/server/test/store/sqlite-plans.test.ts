@@ -13,7 +13,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
 
 test('the newest calls of a source are read from an index backwards, with no sort of the whole window', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-plans-'))
-  const store = new SqliteStore({ dataDir })
+  const store = new SqliteStore({ dataDir, synchronous: 'NORMAL' })
   try {
     await store.migrate()
     await store.close()
