@@ -42,7 +42,7 @@ import { RateLimit } from './back-pressure.ts'
 import { batchRequest, candidateLimit, planBatches, shapedBatches } from './batching.ts'
 import { type DecidedOutcome, decideOutcome, invalidMessageOutcome } from './delivery-outcome.ts'
 import { EndpointWatch } from './endpoint-watch.ts'
-import { type PreparedRequest, prepareRequest, sendRequest, sendToOpenUrls } from './fan-out.ts'
+import { type PreparedRequest, prepareRequest, sendToUrls } from './fan-out.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import type { RetrySettings } from './retry-policy.ts'
 
@@ -280,12 +280,7 @@ export class DeliveryEngine {
 
   /** Sends a sample message to every URL of a destination, outside the delivery records. */
   async sendTest(destination: Destination, payload: Record<string, unknown>): Promise<AttemptResult[]> {
-    return sendToOpenUrls(
-      this.sender,
-      destination.settings,
-      prepareRequest(payload, destination.settings),
-      [],
-    )
+    return sendToUrls(this.sender, destination.settings, prepareRequest(payload, destination.settings))
   }
 
   private async pump(): Promise<void> {
@@ -491,21 +486,10 @@ export class DeliveryEngine {
     replayId: string | null,
   ): Promise<DecidedOutcome> {
     const { settings } = slot.destination
-    const { webhooks } = settings
-    // One URL, and it can take the request (the usual destination): its one request, without the
-    // lists of URLs left out and open, or Promise.all.
-    const results =
-      webhooks.length === 1 && urls.length === 1
-        ? [await this.sender.send(sendRequest(webhooks[0]!, request, replayId))]
-        : await sendToOpenUrls(this.sender, settings, request, this.leftOut(slot, urls), replayId)
+    const results = await sendToUrls(this.sender, settings, request, urls, replayId)
     const now = Date.now()
     this.endpoints.observe(slot.destination, results, now)
     return decideOutcome(claimed, settings, results, now, this.retry)
-  }
-
-  /** The URLs an attempt leaves out: closed for it, or not among those that can take it now. */
-  private leftOut(slot: DestinationSlot, sendable: readonly string[]): string[] {
-    return slot.destination.settings.webhooks.map(({ url }) => url).filter((url) => !sendable.includes(url))
   }
 
   /** `fill` for messages sent one per request. */

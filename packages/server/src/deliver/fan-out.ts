@@ -96,20 +96,28 @@ export function prepareBodiesRequest(
   }
 }
 
-/** POSTs to every configured URL not in `closedUrls`, in parallel; one result per URL. A replay's requests say so. */
-export function sendToOpenUrls(
+/**
+ * POSTs to each of the destination's URLs in `sendable` (every URL when not given), in parallel; one
+ * result per URL, in the settings' order. A replay's requests say so.
+ */
+export async function sendToUrls(
   sender: WebhookSender,
   settings: WebhooksSettings,
   request: PreparedRequest,
-  closedUrls: readonly string[],
+  sendable?: readonly string[],
   replayId: string | null = null,
 ): Promise<AttemptResult[]> {
-  const open = settings.webhooks.filter((webhook) => !closedUrls.includes(webhook.url))
+  const { webhooks } = settings
+  // The usual destination, one URL that can take the request: its one request, with no list of
+  // URLs or Promise.all (this runs for every delivery).
+  if (webhooks.length === 1 && (sendable === undefined || sendable.length === 1))
+    return [await sender.send(sendRequest(webhooks[0]!, request, replayId))]
+  const open = sendable === undefined ? webhooks : webhooks.filter(({ url }) => sendable.includes(url))
   return Promise.all(open.map((webhook) => sender.send(sendRequest(webhook, request, replayId))))
 }
 
 /** The request to one of a destination's URLs. A replay's requests say so. */
-export function sendRequest(
+function sendRequest(
   webhook: WebhooksSettings['webhooks'][number],
   request: PreparedRequest,
   replayId: string | null,
