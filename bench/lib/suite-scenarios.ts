@@ -198,7 +198,7 @@ const ingest = scenario<IngestResult>({
   title: 'Ingest',
   script: 'ingest.ts',
   result: 'ingest',
-  timeoutMs: (quick) => (quick ? 60_000 : 180_000),
+  timeoutMs: (quick) => (quick ? 90_000 : 300_000),
   summarize(r) {
     const full = num(r.sluice?.synchronousFull?.eventsPerSecond)
     const normal = num(r.sluice?.synchronousNormal?.eventsPerSecond)
@@ -208,8 +208,17 @@ const ingest = scenario<IngestResult>({
       (r.sluice?.synchronousFull?.errors ?? 0) +
       (r.sluice?.synchronousNormal?.errors ?? 0) +
       (r.sluice?.metricsOff?.errors ?? 0) +
+      (r.sluice?.noProfiles?.errors ?? 0) +
       (r.floor?.errors ?? 0)
     if (errors > 0) problems.push(`${errors} /v1/batch requests were not answered 200`)
+    // A rate bought by letting profiles fall behind the calls is not a rate.
+    const lagCalls = r.profileLag?.calls
+    const lagLimit = r.profileLag?.callsPerSecond
+    if (r.profileLag && (lagCalls == null || lagLimit == null || lagCalls > lagLimit)) {
+      problems.push(
+        `profiles fell behind: ${lagCalls ?? 'unknown'} calls not yet in profiles when a load stopped (more than a second of calls)`,
+      )
+    }
     const cpu = r.cpuPerRequestUs?.sluice
     const perRequest = r.load?.eventsPerRequest ?? 20
     return {
@@ -232,6 +241,18 @@ const ingest = scenario<IngestResult>({
           full,
           'events/s',
           { baseline: base, ratio: num(r.ratio) },
+        ),
+        figure(
+          `What bounds it: the same without profile upkeep (SLUICE_ROLE=api; the floor keeps no profiles), against the bare floor (${spreadText(r.ratios?.noProfilesToFloor)})`,
+          num(r.sluice?.noProfiles?.eventsPerSecond),
+          'events/s',
+          {
+            baseline: {
+              name: 'bare durable ingest floor, same rounds',
+              value: num(r.floor?.eventsPerSecond),
+            },
+            ratio: num(r.ratios?.noProfilesToFloor?.median),
+          },
         ),
         figure(
           `The bare durable ingest floor itself (${spreadText(r.ratios?.floorToNoop)})`,
