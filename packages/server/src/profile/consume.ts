@@ -39,9 +39,11 @@ export async function consumeMessages(
   const rows = [...inGaps, ...fresh]
   const gapsText = JSON.stringify(next.gaps)
   if (rows.length === 0 && gapsText === cursor.gaps) return 0
-  // Sync messages (identify calls carrying computed values) are Sluice's own output, not a user's call.
+  // Sluice's own output is not a user's call: sync messages (identify calls carrying computed values),
+  // and the `delete` notifications of a deletion request. A delete names the erased user: consumed,
+  // it would add a call to their profile, or make them a new one after the erasure took the old.
   const messages = rows
-    .filter((row) => row.source_id !== COMPUTED_SOURCE_ID)
+    .filter((row) => row.source_id !== COMPUTED_SOURCE_ID && row.type !== 'delete')
     .map((row) => ({ row, payload: JSON.parse(row.payload) as Record<string, unknown> }))
   const planned = planBatch(
     messages,

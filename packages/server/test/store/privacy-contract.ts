@@ -52,6 +52,52 @@ export function privacyContract(backend: StoreBackend): void {
 
   describe(`store privacy: ${backend.name}`, () => {
     withStore(
+      "a deletion's notifications are never a call in profiles: the erased user's profile does not come back",
+      async (store) => {
+        const a = await store.createSource({ name: 'A', enabled: true })
+        await store.createDestination({
+          name: 'A',
+          type: 'webhooks',
+          enabled: true,
+          sourceIds: [a.id],
+          settings,
+        })
+        await store.ingest([call(a, 'a1', 'u1'), call(a, 'a2', 'u2')])
+        const consumeAll = async () => {
+          while ((await store.consumeIntoProfiles()) > 0);
+        }
+        await consumeAll()
+        const u1 = await store.findProfile({ userId: 'u1' })
+        assert.ok(u1)
+
+        // The profile worker reads the delete before the erasure runs: no call is added for it.
+        await store.createRegulation({ type: 'DELETE_ONLY', subjectIds: ['u1'], sourceIds: null })
+        await consumeAll()
+        const { events } = await store.listProfileEvents(u1.id, { limit: 10 })
+        assert.deepEqual(
+          events.map((event) => [event.type, event.messageId]),
+          [['track', 'a1']],
+        )
+        await eraseAll(store, 100)
+        assert.equal(await store.eraseProfilesOfDeletions(), 1)
+        assert.equal(await store.findProfile({ userId: 'u1' }), null)
+
+        // The profile worker reads the delete only after the erasure (it was behind): nothing comes back.
+        await store.createRegulation({ type: 'DELETE_ONLY', subjectIds: ['u2'], sourceIds: null })
+        await eraseAll(store, 100)
+        assert.equal(await store.eraseProfilesOfDeletions(), 1)
+        assert.equal(await store.findProfile({ userId: 'u2' }), null)
+        await consumeAll()
+        assert.equal(
+          await store.findProfile({ userId: 'u2' }),
+          null,
+          "u2's profile came back from the delete",
+        )
+        assert.equal(await store.findProfile({ userId: 'u1' }), null)
+      },
+    )
+
+    withStore(
       'a deletion: one delete per user per destination of affected sources, unsent deliveries cancelled, erasure in batches',
       async (store) => {
         const [a, b, c] = [
