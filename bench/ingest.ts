@@ -157,7 +157,7 @@ const measureSluice = async (synchronous: 'FULL' | 'NORMAL', metrics = true) =>
 // The main figures: the no-op server, the bare durable floor and Sluice, in rounds whose order rotates
 // (round 1: no-op, floor, Sluice, …; round 2: floor, Sluice, …, no-op; …) so that none of them always
 // meets the machine as another left it. Each ratio is taken within a round, and the median round
-// reported with the spread of all of them. The fourth party, Sluice without profile upkeep, is what
+// reported with the spread of all of them. The fourth party, Sluice without profile upkeep, shows what
 // bounds the goal's figure: the floor keeps no profiles, Sluice keeps them current from every call.
 const parties = {
   noop: startNoop,
