@@ -4,19 +4,13 @@
  * erasure) goes, with its identities and computed state; a real profile keeps its calls but no delete.
  */
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
-import { databasePath } from '../../src/store/sqlite/database.ts'
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
 import type { Store } from '../../src/store/store.ts'
 import { message } from './contract.ts'
-import { freshSchema, openPgStore, withAdmin } from './pg.ts'
+import { type TableName, upgradeBackends } from './upgrade-backends.ts'
 
 /** What profiles held before the upgrade: a profile of one delete, and a delete among a real profile's calls. */
-const leftByDeletes = (table: (name: string) => string, keptProfileId: string, sourceId: string) => `
+const leftByDeletes = (table: TableName, keptProfileId: string, sourceId: string) => `
   INSERT INTO ${table('profiles')} (id, traits, trait_times, first_seen_at, last_seen_at)
     VALUES ('prf_ghost', '{}', '{}', 1, 1);
   INSERT INTO ${table('profile_identities')} (kind, value, profile_id, linked_at)
@@ -27,56 +21,7 @@ const leftByDeletes = (table: (name: string) => string, keptProfileId: string, s
            (900002, '${keptProfileId}', '${sourceId}', 'reg-2', 'delete', NULL, 2, '{}');
   DELETE FROM ${table('schema_migrations')} WHERE version = 20;`
 
-interface Backend {
-  name: string
-  /** A migrated store; `downgradeAndReopen` runs `sql` (table names through `table`) and opens it again. */
-  open(): Promise<{
-    store: Store
-    downgradeAndReopen(sql: (table: (name: string) => string) => string): Promise<Store>
-    destroy(): Promise<void>
-  }>
-}
-
-const backends: Backend[] = [
-  {
-    name: 'SQLite',
-    open: async () => {
-      const dataDir = await mkdtemp(join(tmpdir(), 'sluice-profile-deletes-'))
-      const open = async () => {
-        const store = new SqliteStore({ dataDir, synchronous: 'NORMAL' })
-        await store.migrate()
-        return store
-      }
-      return {
-        store: await open(),
-        downgradeAndReopen: async (sql) => {
-          const db = new DatabaseSync(databasePath(dataDir))
-          try {
-            db.exec(sql((name) => name))
-          } finally {
-            db.close()
-          }
-          return open()
-        },
-        destroy: () => rm(dataDir, { recursive: true, force: true }),
-      }
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    open: async () => {
-      const { schema, drop } = await freshSchema()
-      return {
-        store: await openPgStore(schema),
-        downgradeAndReopen: async (sql) => {
-          await withAdmin((client) => client.query(sql((name) => `${schema}.${name}`)))
-          return openPgStore(schema)
-        },
-        destroy: drop,
-      }
-    },
-  },
-]
+const backends = upgradeBackends('sluice-profile-deletes')
 
 for (const backend of backends) {
   describe(`profiles without deletes (${backend.name})`, () => {

@@ -4,16 +4,11 @@
  * PostgreSQL the sweep adds a settled minute's shard rows into one.
  */
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { DatabaseSync } from 'node:sqlite'
 import { describe, test } from 'node:test'
 import type { AcceptedMessage } from '../../src/domain/message-store.ts'
-import { databasePath } from '../../src/store/sqlite/database.ts'
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
 import type { Store } from '../../src/store/store.ts'
 import { freshSchema, openPgStore, withAdmin } from './pg.ts'
+import { upgradeBackends } from './upgrade-backends.ts'
 
 const HOUR = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000
 
@@ -28,53 +23,7 @@ function message(sourceId: string, messageId: string, receivedAt: number): Accep
   }
 }
 
-interface Backend {
-  name: string
-  /** A migrated store, and a way to undo migration 006 and open the store again (which re-applies it). */
-  open(): Promise<{ store: Store; downgradeAndReopen(): Promise<Store>; destroy(): Promise<void> }>
-}
-
-const backends: Backend[] = [
-  {
-    name: 'SQLite',
-    open: async () => {
-      const dataDir = await mkdtemp(join(tmpdir(), 'sluice-rollups-'))
-      const open = async () => {
-        const store = new SqliteStore({ dataDir, synchronous: 'NORMAL' })
-        await store.migrate()
-        return store
-      }
-      return {
-        store: await open(),
-        downgradeAndReopen: async () => {
-          const db = new DatabaseSync(databasePath(dataDir))
-          db.exec('DROP TABLE source_rollups; DELETE FROM schema_migrations WHERE version = 6')
-          db.close()
-          return open()
-        },
-        destroy: () => rm(dataDir, { recursive: true, force: true }),
-      }
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    open: async () => {
-      const { schema, drop } = await freshSchema()
-      return {
-        store: await openPgStore(schema),
-        downgradeAndReopen: async () => {
-          await withAdmin((client) =>
-            client.query(
-              `DROP TABLE ${schema}.source_rollups; DELETE FROM ${schema}.schema_migrations WHERE version = 6`,
-            ),
-          )
-          return openPgStore(schema)
-        },
-        destroy: drop,
-      }
-    },
-  },
-]
+const backends = upgradeBackends('sluice-rollups')
 
 for (const backend of backends) {
   describe(`source rollups (${backend.name})`, () => {
@@ -126,7 +75,10 @@ for (const backend of backends) {
           message(a.id, 'm-3', HOUR + 10 * 60_000),
         ])
         await store.close()
-        reopened = await downgradeAndReopen()
+        reopened = await downgradeAndReopen(
+          (table) =>
+            `DROP TABLE ${table('source_rollups')}; DELETE FROM ${table('schema_migrations')} WHERE version = 6`,
+        )
         assert.deepEqual(await reopened.sourceMinutes(a.id, HOUR, HOUR + 3_600_000), [
           { minute: HOUR, accepted: 2 },
           { minute: HOUR + 10 * 60_000, accepted: 1 },
