@@ -345,7 +345,9 @@ for (const backend of backends) {
       // loaded machine the engine's first sends can be spread over more than one 20 ms answer, and
       // an early 429 would halve the concurrency this test first reads.
       const firstRound: (() => void)[] = []
-      const releaseFirstRound = () => firstRound.splice(0).forEach((release) => release())
+      const releaseFirstRound = () => {
+        for (const release of firstRound.splice(0)) release()
+      }
       const target = await receiver((_req, res: ServerResponse) => {
         inFlight++
         seen.push({ throttling, inFlight })
