@@ -19,15 +19,16 @@ import { addGatedCounts } from './destinations.ts'
 const REQUEUE = 'ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1'
 
 /**
- * Queues the profiles a computation's backfill covers. The profile cursor's row lock comes first (the
- * lock consuming takes first): a batch of calls being consumed meanwhile is either committed before the
- * backfill looks (and its profiles are queued here) or waits until the computation is committed (and its
- * profiles, queued by the batch, are evaluated with it). Without it, a profile whose first calls were
- * being consumed while the computation was created was evaluated by neither, until its next call.
+ * Queues the profiles a computation's backfill covers, after moving the profile cursor's version (the
+ * cursor is the lock consuming takes first). A batch of calls being consumed meanwhile either committed
+ * before this (its profiles exist and are queued here) or fails its cursor check and is planned again,
+ * against the new computation. Locking the cursor without moving it is not enough: a batch planned
+ * before the computation committed (reading no such computation, so marking none of its profiles) and
+ * applied after it would create profiles that neither queued, evaluated only at their next call.
  */
 async function queue(client: PoolClient, scope: QueueScope): Promise<void> {
   if (scope === 'none') return
-  await client.query('SELECT 1 FROM profile_cursor FOR UPDATE')
+  await client.query('UPDATE profile_cursor SET version = version + 1')
   if (scope === 'all') {
     await client.query(`INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles ${REQUEUE}`)
   } else {

@@ -23,6 +23,11 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
   const { all, run } = statementHelpers(db)
   const queue = (scope: QueueScope) => {
     if (scope === 'none') return
+    // A batch of calls planned before this computation (marking none of its profiles) must not apply
+    // after it, creating profiles the backfill below cannot see: moving the cursor's version fails its
+    // check, and it is planned again. (The server's store thread runs one call at a time; a store used
+    // in-thread may interleave them.)
+    run('UPDATE profile_cursor SET version = version + 1')
     if (scope === 'all') {
       run(`INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles WHERE true ${REQUEUE}`)
       return
