@@ -9,6 +9,10 @@
 // connection ("gate") holding the profile cursor so that the computation's transaction queues for it
 // first and the batch's, already planned, queues behind it. On both stores also directly: the batch is
 // planned over its own connection and the computation is committed between its plan and its apply.
+//
+// The same for evaluation's status step: an evaluation that read the queue empty and then the
+// computations, among them one created in between, must not mark that one live while its backfill is
+// still queued.
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -18,6 +22,7 @@ import pg from 'pg'
 import type { Destination } from '../../src/domain/destinations.ts'
 import type { Source } from '../../src/domain/sources.ts'
 import { consumeMessages } from '../../src/profile/consume.ts'
+import { evaluateQueued } from '../../src/profile/evaluation.ts'
 import { SILENT_LOGGER } from '../../src/store/postgres/connection.ts'
 import { PostgresDatabase } from '../../src/store/postgres/database.ts'
 import { postgresComputations } from '../../src/store/postgres/sql/computations.ts'
@@ -138,6 +143,43 @@ for (const backend of backends) {
         assert.equal(consumed, 0, 'the batch planned before the audience is not applied')
         await drain(store)
         await assertEvaluated(store, destination)
+      } finally {
+        await cleanup()
+      }
+    })
+  })
+}
+
+for (const backend of backends) {
+  describe(`a computation created while profiles are evaluated (${backend.name})`, () => {
+    test('an evaluation that found the queue empty before the computation existed does not mark it live', async () => {
+      const { store, beside, cleanup } = await backend.open()
+      try {
+        const { destination } = await setUp(store)
+        await settle(store)
+        // The evaluation reads the queue (empty), then the audience is created with its backfill
+        // queued (ada), then the evaluation reads the computations: the audience, still computing.
+        let audienceId = ''
+        const computations: ComputationsSql = {
+          ...beside.computations,
+          dirty: async (limit) => {
+            const rows = await beside.computations.dirty(limit)
+            const created = await createAudience(store, destination)
+            assert.ok(created)
+            audienceId = created.id
+            return rows
+          },
+        }
+        const destinations = () => store.listDestinations()
+        const result = await evaluateQueued({ ...beside, computations, destinations }, 500, Date.now())
+        assert.equal(result.evaluated, 0)
+        assert.equal(
+          (await store.getAudience(audienceId))?.status,
+          'computing',
+          'live while its backfill is still queued',
+        )
+        await assertEvaluated(store, destination)
+        assert.equal((await store.getAudience(audienceId))?.status, 'live')
       } finally {
         await cleanup()
       }

@@ -121,7 +121,11 @@ export interface ComputationsSql {
   update(id: string, change: ComputationChange, queue: QueueScope): Awaitable<boolean>
   /** The computation with its values and sent state. */
   delete(id: string): Awaitable<boolean>
-  /** Computations whose backfill queue has drained become live. */
+  /**
+   * Computations whose backfill queue has drained become live: only while no profile is queued, checked
+   * in the same statement, since one of `ids` may have been created (its backfill queued) after the
+   * caller saw the queue empty.
+   */
   markLive(ids: string[]): Awaitable<void>
   /** How many profiles have a value (for an audience: members). */
   size(id: string): Awaitable<number>

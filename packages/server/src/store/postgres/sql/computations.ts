@@ -108,7 +108,7 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
       )[0]!.n > 0,
     async markLive(ids) {
       await db.run(
-        "UPDATE computations SET status = 'live' WHERE status = 'computing' AND id = ANY($1::text[])",
+        "UPDATE computations SET status = 'live' WHERE status = 'computing' AND id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM profile_dirty)",
         [ids],
       )
     },

@@ -86,7 +86,7 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
       }),
     markLive(ids) {
       run(
-        "UPDATE computations SET status = 'live' WHERE status = 'computing' AND id IN (SELECT value FROM json_each(?))",
+        "UPDATE computations SET status = 'live' WHERE status = 'computing' AND id IN (SELECT value FROM json_each(?)) AND NOT EXISTS (SELECT 1 FROM profile_dirty)",
         JSON.stringify(ids),
       )
     },
