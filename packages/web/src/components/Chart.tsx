@@ -117,7 +117,15 @@ export function Chart(props: {
                 ...(each.dash ? { dash: each.dash } : {}),
               })),
             ],
-            axes: [{}, { size: 50, ...(counts ? { incrs: COUNT_STEPS } : {}) }],
+            axes: [
+              {},
+              {
+                // With a format (latency), the axis says the unit too ("200 ms").
+                size: props.format ? 70 : 50,
+                ...(counts ? { incrs: COUNT_STEPS } : {}),
+                ...(props.format ? { values: (_chart: uPlot, splits: number[]) => splits.map(format) } : {}),
+              },
+            ],
             hooks: { setCursor: [(chart) => setHovered(chart.cursor.idx ?? null)] },
           },
           data as uPlot.AlignedData,
