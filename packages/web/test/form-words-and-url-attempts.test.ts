@@ -25,6 +25,16 @@ test("an error names the field by the form's label, not by the API's path", () =
   assert.equal(inFormWords(list, undefined), list.message)
   const other = new ApiError(400, 'bad', 'Something else went wrong.', '/name')
   assert.equal(inFormWords(other, 'Destination name'), 'Something else went wrong.')
+  // A field named by a plain word the sentence uses too: the sentence is left as it is.
+  const token = new ApiError(401, 'unauthorized', 'This access token is not valid: it is mistyped.', '/token')
+  assert.equal(inFormWords(token, 'Access token'), 'This access token is not valid: it is mistyped.')
+  const nested = new ApiError(
+    400,
+    'validation_failed',
+    'The value of settings.webhooks[0].url is not an absolute URL.',
+    '/settings/webhooks/0/url',
+  )
+  assert.equal(inFormWords(nested, 'URL 1'), 'The value of URL 1 is not an absolute URL.')
 })
 
 const attempt = (

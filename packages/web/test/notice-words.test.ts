@@ -39,14 +39,21 @@ test('each event type in words', () => {
     noticeWords(notice('destination.url.recovered', { url: 'https://a.example/h' })),
     'https://a.example/h answers again.',
   )
-  assert.match(noticeWords(notice('delivery.dead_lettered', { count: 1 })), /^1 delivery dead-lettered/)
+  assert.equal(
+    noticeWords(notice('delivery.dead_lettered', { count: 1 })),
+    '1 delivery dead-lettered: its retry window ended. Replay it once the endpoint works.',
+  )
   assert.match(
     noticeWords(notice('delivery.dead_lettered', { count: 1200 })),
     /^1,200 deliveries dead-lettered/,
   )
   assert.equal(
     noticeWords(notice('regulation.finished', { regulationId: 'reg_1', status: 'FINISHED' })),
-    'Privacy request reg_1 finished (FINISHED).',
+    'Privacy request reg_1 finished.',
+  )
+  assert.equal(
+    noticeWords(notice('regulation.finished', { regulationId: 'reg_2', status: 'PARTIAL_SUCCESS' })),
+    'Privacy request reg_2 partly failed: some delete notifications to destinations were dead-lettered.',
   )
 })
 

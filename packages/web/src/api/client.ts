@@ -35,8 +35,21 @@ export function errorConcerns(error: unknown, field: string, exact = false): boo
 export function inFormWords(error: ApiError, label: string | undefined): string {
   if (label === undefined || error.field === undefined) return error.message
   const path = fieldLabel(error.field)
-  if (path === '' || !error.message.includes(path)) return error.message
-  return error.message.replace(path, label)
+  if (path === '') return error.message
+  // The path as a whole name: at the start of the message (`subjectIds must …`), or written like a path
+  // (`settings.webhooks[1].url`). A plain word inside a sentence ("This access token is …") stays.
+  const at = [...error.message.matchAll(new RegExp(escapeRegExp(path), 'g'))].find(
+    (match) =>
+      !/[\w.[\]]/.test(error.message[match.index - 1] ?? '') &&
+      !/\w/.test(error.message[match.index + path.length] ?? '') &&
+      (match.index === 0 || /[.[]/.test(path)),
+  )
+  if (at === undefined) return error.message
+  return error.message.slice(0, at.index) + label + error.message.slice(at.index + path.length)
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
 export async function send<T>(method: string, path: string, body?: unknown): Promise<T> {

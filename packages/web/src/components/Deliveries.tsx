@@ -253,8 +253,8 @@ function DeliveryDetail({ delivery, onClose }: { delivery: Delivery; onClose: ()
       <p className="muted">
         {delivery.type}
         {delivery.event ? ` "${delivery.event}"` : ''}
-        {delivery.userId ? ` of user ${delivery.userId}` : ''} · message <code>{delivery.messageId}</code> ·
-        next attempt {formatTime(delivery.nextAttemptAt)}
+        {delivery.userId ? ` of user ${delivery.userId}` : ''} · message <code>{delivery.messageId}</code>
+        {!final && delivery.nextAttemptAt && <> · next attempt {formatTime(delivery.nextAttemptAt)}</>}
       </p>
       {canWrite && (
         <p>

@@ -10,6 +10,7 @@ import { errorConcerns } from '../api/client.ts'
 import { changes } from '../api/queries.ts'
 import {
   emptyFilter,
+  FILTER_ACTION_LABELS,
   type FilterDraft,
   mappingProblem,
   type PolicyDraft,
@@ -21,13 +22,6 @@ import { SelectField, TextField } from '../ui/fields.tsx'
 
 /** At most this many filters per destination. */
 const MAX_FILTERS = 10
-
-const ACTION_LABELS: Record<(typeof FILTER_ACTIONS)[number], string> = {
-  drop: 'Drop the call',
-  sample: 'Keep a share (sample)',
-  dropFields: 'Remove fields',
-  allowFields: 'Keep only fields',
-}
 
 export function DeliveryPolicyEditor({
   id: fieldsetId,
@@ -105,7 +99,7 @@ export function DeliveryPolicyEditor({
                 label={`Action (${label})`}
                 value={filter.action}
                 options={FILTER_ACTIONS}
-                optionLabel={(action) => ACTION_LABELS[action]}
+                optionLabel={(action) => FILTER_ACTION_LABELS[action]}
                 onChange={(action) => setFilter(index, { action })}
                 error={shownError}
                 field={`${at}/action`}

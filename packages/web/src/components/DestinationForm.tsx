@@ -213,7 +213,8 @@ export function DestinationForm({
       <fieldset className="card" id={part('urls')}>
         <legend>3. URLs (up to {MAX_URLS})</legend>
         <p className="hint">
-          Each call is sent to every URL until one answers with 2xx. Headers are sent with their URL only.
+          Each call goes to all these URLs at once, and is retried until one of them answers with 2xx. Headers
+          are sent with their URL only.
         </p>
         {urls.map((row, index) => (
           <UrlEditor

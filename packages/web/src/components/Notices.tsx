@@ -29,6 +29,10 @@ const TONE = {
 /** Recent notices: every one, or a destination's own. */
 export function Notices({ destinationId }: { destinationId?: string }) {
   const notices = useQuery({ ...queries.notices(NOTICES_READ), refetchInterval: 10_000 })
+  // Some notices carry only the destination's id: its name comes from the list.
+  const destinations = useQuery({ ...queries.destinations(), enabled: destinationId === undefined })
+  const nameOf = (id: string): string =>
+    destinations.data?.destinations.find((destination) => destination.id === id)?.name ?? id
   const shown = (notices.data?.notices ?? [])
     .filter((notice) => destinationId === undefined || notice.data.destinationId === destinationId)
     .slice(0, NOTICES_SHOWN)
@@ -57,8 +61,14 @@ export function Notices({ destinationId }: { destinationId?: string }) {
                     <Link to={`/destinations/${destination}`}>
                       {typeof notice.data.destinationName === 'string'
                         ? notice.data.destinationName
-                        : destination}
+                        : nameOf(destination)}
                     </Link>
+                  </>
+                )}
+                {destinationId === undefined && notice.type === 'regulation.finished' && (
+                  <>
+                    {' · '}
+                    <Link to="/privacy">Privacy</Link>
                   </>
                 )}
                 <br />

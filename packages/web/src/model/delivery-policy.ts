@@ -5,6 +5,14 @@
  */
 import type { DeliveryPolicySettings, FilterAction, WebhookMethod } from '@sluice/server/api'
 
+/** What each filter action does, in the form's words. */
+export const FILTER_ACTION_LABELS: Record<FilterAction, string> = {
+  drop: 'Drop the call',
+  sample: 'Keep a share (sample)',
+  dropFields: 'Remove fields',
+  allowFields: 'Keep only fields',
+}
+
 /** One filter as typed: the percent and the fields as text. */
 export interface FilterDraft {
   if: string

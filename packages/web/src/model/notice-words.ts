@@ -17,11 +17,20 @@ export function noticeWords(notice: Notice): string {
       return `${url} answers again.`
     case 'delivery.dead_lettered': {
       const count = data.count ?? 0
-      return `${count.toLocaleString()} ${count === 1 ? 'delivery' : 'deliveries'} dead-lettered: their retry window ended. Replay them once the endpoint works.`
+      return count === 1
+        ? '1 delivery dead-lettered: its retry window ended. Replay it once the endpoint works.'
+        : `${count.toLocaleString()} deliveries dead-lettered: their retry window ended. Replay them once the endpoint works.`
     }
     case 'regulation.finished':
-      return `Privacy request ${data.regulationId ?? ''} finished (${data.status ?? ''}).`
+      return `Privacy request ${data.regulationId ?? ''} ${REGULATION_OUTCOMES[String(data.status)] ?? 'finished'}.`
   }
+}
+
+/** How a privacy request ended, by its final status. */
+const REGULATION_OUTCOMES: Record<string, string> = {
+  FINISHED: 'finished',
+  PARTIAL_SUCCESS: 'partly failed: some delete notifications to destinations were dead-lettered',
+  FAILED: 'failed: its delete notifications to destinations were dead-lettered',
 }
 
 /** How the alert of a notice went, when one was wanted. */

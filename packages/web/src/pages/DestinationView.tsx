@@ -10,6 +10,7 @@ import { Notices } from '../components/Notices.tsx'
 import { Replays } from '../components/Replays.tsx'
 import { RotateSecret } from '../components/RotateSecret.tsx'
 import { TestEvent } from '../components/TestEvent.tsx'
+import { FILTER_ACTION_LABELS } from '../model/delivery-policy.ts'
 import { attemptsByUrl } from '../model/url-attempts.ts'
 import { urlHealthWords } from '../model/url-health-words.ts'
 import { navigate } from '../router.ts'
@@ -257,9 +258,9 @@ function PolicySummary({ destination }: { destination: Destination }) {
             ? filters.map((filter, index) => (
                 // biome-ignore lint/suspicious/noArrayIndexKey: filters have no identity but their position.
                 <div key={index}>
-                  {index + 1}. {filter.action}
-                  {filter.percent !== undefined ? ` ${filter.percent}%` : ''}
-                  {filter.fields ? ` ${filter.fields.join(', ')}` : ''}
+                  {index + 1}. {FILTER_ACTION_LABELS[filter.action]}
+                  {filter.percent !== undefined ? `: ${filter.percent}%` : ''}
+                  {filter.fields ? `: ${filter.fields.join(', ')}` : ''}
                   {filter.if ? (
                     <>
                       {' '}
