@@ -48,6 +48,8 @@ export interface Delivery {
   type: StoredMessageType
   /** The message's `userId`, for finding a user's deliveries; null when it has none. */
   userId: string | null
+  /** The message's `anonymousId` (most of a website's calls have only this); null when it has none. */
+  anonymousId: string | null
   /** The track call's `event`, or the page or screen call's `name`; null for other calls. */
   event: string | null
   status: DeliveryStatus

@@ -144,6 +144,7 @@ const delivery = {
     'messageId',
     'type',
     'userId',
+    'anonymousId',
     'event',
     'status',
     'deadLettered',
@@ -164,6 +165,10 @@ const delivery = {
     messageId: { type: 'string', description: "The message's `messageId`, as the receiver gets it." },
     type: { type: 'string', enum: STORED_MESSAGE_TYPES },
     userId: { type: ['string', 'null'], description: "The message's `userId`; null when it has none." },
+    anonymousId: {
+      type: ['string', 'null'],
+      description: "The message's `anonymousId`; null when it has none.",
+    },
     event: {
       type: ['string', 'null'],
       description: "A track call's `event`, or a page or screen call's `name`; null for other calls.",

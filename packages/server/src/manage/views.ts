@@ -221,6 +221,7 @@ export function deliveryView(delivery: Delivery, revealSecrets: boolean): Delive
     messageId: delivery.messageId,
     type: delivery.type,
     userId: delivery.userId,
+    anonymousId: delivery.anonymousId,
     event: delivery.event,
     status: delivery.status,
     deadLettered: delivery.deadLettered,

@@ -96,6 +96,25 @@ describe('deliveries management API', () => {
     await Promise.all(receivers.map((each) => each.close()))
   })
 
+  test("an anonymous visitor's delivery names its anonymousId", async () => {
+    const ok = await receiver(200)
+    const { writeKey, destinationId } = await connect(sluice, [ok.hook])
+    const call = trackCall({ messageId: 'msg-anon-1', userId: undefined, anonymousId: 'visitor-42' })
+    assert.equal((await send(sluice.url, '/v1/track', call, { writeKey })).status, 200)
+    const listed = await until(
+      'the delivery to be delivered',
+      () => list(destinationId),
+      everyDelivery('delivered', 1),
+    )
+    const [delivery] = listed.body.deliveries
+    assert.equal(delivery.userId, null)
+    assert.equal(delivery.anonymousId, 'visitor-42')
+    assert.equal(
+      (await sluice.api('GET', `/api/v1/deliveries/${delivery.id}`)).body.anonymousId,
+      'visitor-42',
+    )
+  })
+
   test('a delivery to an endpoint answering 200 is delivered, with its one attempt', async () => {
     const ok = await receiver(200)
     const { writeKey, sourceId, destinationId } = await connect(sluice, [ok.hook])
@@ -116,6 +135,7 @@ describe('deliveries management API', () => {
       messageId: 'msg-ok-1',
       type: 'track',
       userId: 'user-1',
+      anonymousId: null,
       event: 'Order Completed',
       status: 'delivered',
       deadLettered: false,

@@ -211,6 +211,13 @@ describe('the web app, day to day', () => {
 
   test('deliveries list User ID and Event; the detail opens below the list, not over it', async () => {
     const table = page.getByRole('table', { name: 'Deliveries, newest first' })
+    // An anonymous visitor's call is named by its anonymousId, marked as such.
+    assert.equal((await call('/v1/track', { anonymousId: 'visitor-42', event: 'Page Scrolled' })).status, 200)
+    await table
+      .getByRole('row')
+      .filter({ hasText: 'Page Scrolled' })
+      .getByRole('cell', { name: 'anonymous visitor-42', exact: true })
+      .waitFor({ timeout: SLOW })
     const row = table.getByRole('row').filter({ hasText: 'Cart Viewed' })
     await row.waitFor({ timeout: SLOW })
     await row.getByRole('cell', { name: 'cyd', exact: true }).waitFor()

@@ -173,7 +173,9 @@ export function Deliveries({ destinationId }: { destinationId: string }) {
                     <StatusBadge status={delivery.status} />
                   </td>
                   <td>{delivery.type}</td>
-                  <td className="cell-id">{delivery.userId ?? <span className="muted">—</span>}</td>
+                  <td className="cell-id">
+                    <Who delivery={delivery} />
+                  </td>
                   <td>{delivery.event ?? <span className="muted">—</span>}</td>
                   <td className="num">{delivery.attemptCount}</td>
                   <td className="nowrap">{formatTime(delivery.createdAt)}</td>
@@ -253,7 +255,12 @@ function DeliveryDetail({ delivery, onClose }: { delivery: Delivery; onClose: ()
       <p className="muted">
         {delivery.type}
         {delivery.event ? ` "${delivery.event}"` : ''}
-        {delivery.userId ? ` of user ${delivery.userId}` : ''} · message <code>{delivery.messageId}</code>
+        {delivery.userId
+          ? ` of user ${delivery.userId}`
+          : delivery.anonymousId
+            ? ` of anonymous visitor ${delivery.anonymousId}`
+            : ''}{' '}
+        · message <code>{delivery.messageId}</code>
         {!final && delivery.nextAttemptAt && <> · next attempt {formatTime(delivery.nextAttemptAt)}</>}
       </p>
       {canWrite && (
@@ -313,4 +320,20 @@ function DeliveryDetail({ delivery, onClose }: { delivery: Delivery; onClose: ()
       </div>
     </section>
   )
+}
+
+/**
+ * Whose call it is: the userId, else the anonymousId marked as such (most of a website's calls have
+ * only that), else a dash.
+ */
+function Who({ delivery }: { delivery: Delivery }) {
+  if (delivery.userId !== null) return <>{delivery.userId}</>
+  if (delivery.anonymousId !== null)
+    return (
+      <>
+        <span className="muted">anonymous </span>
+        {delivery.anonymousId}
+      </>
+    )
+  return <span className="muted">—</span>
 }

@@ -140,18 +140,29 @@ export type RecordOutcomesSql = (
 
 const parseUrls = (text: string | null): string[] => (text ? (JSON.parse(text) as string[]) : [])
 
-/** The message's userId and its event (a track call's) or name (a page or screen call's), read from its payload. */
-function whoAndWhat(payload: string): { userId: string | null; event: string | null } {
+/**
+ * The message's userId and anonymousId, and its event (a track call's) or name (a page or screen
+ * call's), read from its payload.
+ */
+function whoAndWhat(payload: string): {
+  userId: string | null
+  anonymousId: string | null
+  event: string | null
+} {
   let message: Record<string, unknown>
   try {
     message = JSON.parse(payload) as Record<string, unknown>
   } catch {
     // Stored calls are JSON; anything else names nobody.
-    return { userId: null, event: null }
+    return { userId: null, anonymousId: null, event: null }
   }
   const text = (value: unknown) =>
     typeof value === 'string' || typeof value === 'number' ? String(value) : null
-  return { userId: text(message?.userId), event: text(message?.event) ?? text(message?.name) }
+  return {
+    userId: text(message?.userId),
+    anonymousId: text(message?.anonymousId),
+    event: text(message?.event) ?? text(message?.name),
+  }
 }
 
 /** Claimed deliveries in id order (the order they were created in). */
