@@ -9,8 +9,9 @@ export function Catalog() {
         <li className="card">
           <h2>Webhooks</h2>
           <p>
-            POST every call as JSON to up to 5 URLs of yours, with static headers and an optional HMAC
-            signature (X-Signature).
+            Send every call as JSON to up to 5 URLs of yours (POST, PUT or PATCH; one call a request or in
+            batches), with static headers and, if you want, a signature (X-Signature or Standard Webhooks). A
+            subscription, filters and a mapping decide what each destination gets.
           </p>
           <Link to="/catalog/webhooks" className="button">
             Set up Webhooks
