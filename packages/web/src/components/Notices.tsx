@@ -43,8 +43,9 @@ export function Notices({ destinationId }: { destinationId?: string }) {
         <Loading what="notices" />
       ) : shown.length === 0 ? (
         <p className="muted">
-          Nothing to report: Sluice tells here when a URL keeps failing, is disabled or recovers, and when
-          deliveries are dead-lettered.
+          Nothing to report: Sluice tells here when a URL has failed 20 times in a row, is disabled or
+          recovers, and when deliveries are dead-lettered. A URL shows as failing from its first failed
+          request.
         </p>
       ) : (
         <ul aria-labelledby={`notices-${destinationId ?? 'all'}`} className="notice-list">
