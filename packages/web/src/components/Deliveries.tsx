@@ -331,7 +331,7 @@ function Who({ delivery }: { delivery: Delivery }) {
   if (delivery.anonymousId !== null)
     return (
       <>
-        <span className="muted">anonymous </span>
+        <span className="muted id-kind">anonymous </span>
         {delivery.anonymousId}
       </>
     )
