@@ -17,21 +17,14 @@ import { databasePath } from '../../src/store/sqlite/database.ts'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
 import type { Store } from '../../src/store/store.ts'
 import { freshSchema, openPgStore, TEST_DATABASE_URL, withAdmin } from '../store/pg.ts'
-import { call, drain } from '../store/profile-backends.ts'
+import { call, drain, sourceAndHook } from '../store/profile-backends.ts'
 import { until } from './helpers.ts'
 
 const USERS = 40
 
 /** A computed trait with a destination, and every user's calls consumed: USERS profiles queued. */
 async function prepare(store: Store): Promise<Destination> {
-  const source = await store.createSource({ name: 'web', enabled: true })
-  const destination = await store.createDestination({
-    name: 'hook',
-    type: 'webhooks',
-    enabled: true,
-    sourceIds: [],
-    settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook', headers: {} }], sharedSecret: null },
-  })
+  const { source, destination } = await sourceAndHook(store)
   await store.createComputedTrait({
     name: 'Orders',
     key: 'orders',

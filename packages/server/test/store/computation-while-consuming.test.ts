@@ -36,7 +36,7 @@ import type { Store } from '../../src/store/store.ts'
 import type { ComputationsSql } from '../../src/store/tables/computations.ts'
 import type { ProfilesSql } from '../../src/store/tables/profiles.ts'
 import { backendPid, freshSchema, openPgStore, pollUntil, TEST_DATABASE_URL, waitersFor } from './pg.ts'
-import { call, drain, settle, syncPayloads } from './profile-backends.ts'
+import { call, drain, settle, sourceAndHook, syncPayloads } from './profile-backends.ts'
 
 /** A store, and the profile tables over a connection of its own to the same database. */
 interface Backend {
@@ -89,15 +89,9 @@ const backends: Backend[] = [
   },
 ]
 
+/** A source, a hook, and ada's one call stored (not yet consumed). */
 async function setUp(store: Store): Promise<{ source: Source; destination: Destination }> {
-  const source = await store.createSource({ name: 'web', enabled: true })
-  const destination = await store.createDestination({
-    name: 'hook',
-    type: 'webhooks',
-    enabled: true,
-    sourceIds: [],
-    settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook', headers: {} }], sharedSecret: null },
-  })
+  const { source, destination } = await sourceAndHook(store)
   await store.ingest([call(source, { userId: 'ada', event: 'Order Completed' })])
   return { source, destination }
 }
@@ -123,12 +117,28 @@ async function assertEvaluated(store: Store, destination: Destination): Promise<
   )
 }
 
+/** A test on `backend` from `setUp`; the stores are closed after. */
+function backendTest(
+  backend: Backend,
+  name: string,
+  body: (opened: Awaited<ReturnType<Backend['open']>>, destination: Destination) => Promise<void>,
+): void {
+  test(name, async () => {
+    const opened = await backend.open()
+    try {
+      await body(opened, (await setUp(opened.store)).destination)
+    } finally {
+      await opened.cleanup()
+    }
+  })
+}
+
 for (const backend of backends) {
   describe(`a computation created while calls are consumed (${backend.name})`, () => {
-    test('a batch planned before the computation was committed is planned again', async () => {
-      const { store, beside, cleanup } = await backend.open()
-      try {
-        const { destination } = await setUp(store)
+    backendTest(
+      backend,
+      'a batch planned before the computation was committed is planned again',
+      async ({ store, beside }, destination) => {
         // The batch reads the computations (none yet), then the audience is created and committed
         // (its backfill finds no profile: ada's is the batch's to create), then the batch applies.
         const computations: ComputationsSql = {
@@ -143,19 +153,15 @@ for (const backend of backends) {
         assert.equal(consumed, 0, 'the batch planned before the audience is not applied')
         await drain(store)
         await assertEvaluated(store, destination)
-      } finally {
-        await cleanup()
-      }
-    })
+      },
+    )
   })
-}
 
-for (const backend of backends) {
   describe(`a computation created while profiles are evaluated (${backend.name})`, () => {
-    test('an evaluation that found the queue empty before the computation existed does not mark it live', async () => {
-      const { store, beside, cleanup } = await backend.open()
-      try {
-        const { destination } = await setUp(store)
+    backendTest(
+      backend,
+      'an evaluation that found the queue empty before the computation existed does not mark it live',
+      async ({ store, beside }, destination) => {
         await settle(store)
         // The evaluation reads the queue (empty), then the audience is created with its backfill
         // queued (ada), then the evaluation reads the computations: the audience, still computing.
@@ -180,10 +186,8 @@ for (const backend of backends) {
         )
         await assertEvaluated(store, destination)
         assert.equal((await store.getAudience(audienceId))?.status, 'live')
-      } finally {
-        await cleanup()
-      }
-    })
+      },
+    )
   })
 }
 

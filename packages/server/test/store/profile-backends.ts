@@ -126,9 +126,22 @@ export async function settle(store: Store, now = Date.now()): Promise<number> {
 }
 
 /**
- * A test on `backend` with what every profile test starts from: a source and a webhooks destination
- * connected to no source (computations are connected to it by id). The store is cleaned up after.
+ * What every profile test starts from: a source, and a webhooks destination connected to no source
+ * (computations are connected to it by id).
  */
+export async function sourceAndHook(store: Store): Promise<{ source: Source; destination: Destination }> {
+  const source = await store.createSource({ name: 'web', enabled: true })
+  const destination = await store.createDestination({
+    name: 'hook',
+    type: 'webhooks',
+    enabled: true,
+    sourceIds: [],
+    settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook', headers: {} }], sharedSecret: null },
+  })
+  return { source, destination }
+}
+
+/** A test on `backend` from `sourceAndHook`. The store is cleaned up after. */
 export function profileTest(
   backend: (typeof backends)[number],
   name: string,
@@ -137,14 +150,7 @@ export function profileTest(
   test(name, async () => {
     const opened = await backend.open()
     try {
-      const source = await opened.store.createSource({ name: 'web', enabled: true })
-      const destination = await opened.store.createDestination({
-        name: 'hook',
-        type: 'webhooks',
-        enabled: true,
-        sourceIds: [],
-        settings: { webhooks: [{ url: 'http://127.0.0.1:9/hook', headers: {} }], sharedSecret: null },
-      })
+      const { source, destination } = await sourceAndHook(opened.store)
       await body(opened, source, destination)
     } finally {
       await opened.cleanup()
