@@ -20,13 +20,20 @@ describe('replays in the web app', () => {
   let page: Page
   let receiver: Receiver
   let slow: Receiver
+  /**
+   * Answers to replayed requests wait here until the test lets them go: the replay then cannot end
+   * before its cancel lands, however slowly a loaded machine clicks.
+   */
+  let replayAnswers: (() => void)[] | null = null
 
   before(async () => {
     requireBuiltApp()
     sluice = await startTestSluice()
     receiver = await startReceiver()
-    slow = await startReceiver((_req, res) => {
-      setTimeout(() => res.end('ok'), 150)
+    slow = await startReceiver((req, res) => {
+      const answer = () => setTimeout(() => res.end('ok'), 150)
+      if (replayAnswers && req.headers['x-sluice-replay']) replayAnswers.push(answer)
+      else answer()
     })
     browser = await launchChromium()
     const context = await browser.newContext({
@@ -105,6 +112,7 @@ describe('replays in the web app', () => {
     const form = page.getByRole('form', { name: 'Start a replay' })
     await form.waitFor({ timeout: SLOW })
     await form.getByLabel('Also send calls it already got').check()
+    replayAnswers = []
     await form.getByRole('button', { name: 'Start replay' }).click()
     const table = page.getByRole('region', { name: 'Replays and their progress' })
     await table.getByRole('cell', { name: 'running' }).waitFor({ timeout: SLOW })
@@ -117,6 +125,9 @@ describe('replays in the web app', () => {
     await table.getByRole('button', { name: /^Cancel the replay/ }).click()
     await table.getByRole('cell', { name: 'cancelled' }).waitFor({ timeout: SLOW })
     const sent = slow.requests.length
+    // The held requests are answered now: a replay still running would use the freed room to send more.
+    for (const answer of replayAnswers.splice(0)) answer()
+    replayAnswers = null
     await new Promise((resolve) => setTimeout(resolve, 600))
     assert.equal(slow.requests.length, sent, 'nothing of the replay is sent after the cancel')
     assert.ok(sent < 120, 'the cancel came before the replay ended')
