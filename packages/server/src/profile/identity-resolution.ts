@@ -279,7 +279,18 @@ function timeOf(value: unknown): number | null {
 
 function propertiesOf(payload: Record<string, unknown>): Record<string, unknown> {
   const found = payload.type === 'identify' || payload.type === 'group' ? payload.traits : payload.properties
-  return typeof found === 'object' && found !== null && !Array.isArray(found)
-    ? (found as Record<string, unknown>)
-    : {}
+  const properties =
+    typeof found === 'object' && found !== null && !Array.isArray(found)
+      ? (found as Record<string, unknown>)
+      : {}
+  // A page or screen call's name is its own field; browser SDKs also copy it into the properties, as
+  // the profile keeps it, so that a profile's calls all show what they were.
+  if (
+    (payload.type === 'page' || payload.type === 'screen') &&
+    typeof payload.name === 'string' &&
+    payload.name !== '' &&
+    !Object.hasOwn(properties, 'name')
+  )
+    return { ...properties, name: payload.name }
+  return properties
 }

@@ -73,6 +73,9 @@ describe('profiles API', () => {
       rest.body.events.map((event: { type: string }) => event.type),
       ['page'],
     )
+    // A page call's name is kept with its properties, as browser SDKs send it, so it shows what it was.
+    assert.deepEqual(rest.body.events[0].properties, { name: 'Home' })
+    assert.equal(rest.body.events[0].event, null, 'event names track calls only (computations match on it)')
     assert.equal(rest.body.nextCursor, null)
   })
 

@@ -103,6 +103,26 @@ describe('sources, audiences and profiles in Chromium', () => {
     )
   })
 
+  test('the chart draws in a browser whose language is a POSIX locale name', async () => {
+    // Chromium started under LANG=C reports navigator.language as "en-US@posix", which Intl refuses.
+    const posix = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      bypassCSP: true,
+      locale: 'en-US@posix',
+    })
+    try {
+      const other = await posix.newPage()
+      assert.equal(await other.evaluate(() => navigator.language), 'en-US@posix')
+      await signIn(other, sluice.adminToken)
+      await other.goto(`${sluice.url}/sources/${sourceId}`)
+      const chart = other.getByRole('img', { name: 'Calls stored chart' })
+      await chart.locator('canvas').first().waitFor({ timeout: SLOW })
+      assert.equal(await other.getByText('The chart could not be drawn').count(), 0)
+    } finally {
+      await posix.close()
+    }
+  })
+
   test('build an audience with a where filter in the page, preview it and save it', async () => {
     const big = (await profileOf('userId=big-spender')).body
     const small = (await profileOf('userId=small-spender')).body
@@ -269,6 +289,12 @@ describe('sources, audiences and profiles in Chromium', () => {
     await page.getByText('25 calls shown; older ones remain.').waitFor({ timeout: SLOW })
     // Newest first.
     await calls.getByRole('row').nth(1).getByRole('cell', { name: 'page', exact: true }).waitFor()
+    // A page call shows its name where a track call shows its event.
+    await calls
+      .getByRole('row')
+      .nth(1)
+      .getByRole('cell', { name: `Page ${VISITOR_CALLS}`, exact: true })
+      .waitFor()
     await assertAccessible(page, 'the Profiles page with a profile and its calls')
     await screenshot(page, 'profile')
 

@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'react'
 import type uPlot from 'uplot'
 import type { SeriesRange } from '../api/queries.ts'
+import { ensureIntlLanguage } from '../model/browser-language.ts'
 import { lonePoints, showDots, valueRange } from '../model/chart-scale.ts'
 
 export const RANGES: readonly SeriesRange[] = [
@@ -89,6 +90,8 @@ export function Chart(props: {
   // biome-ignore lint/correctness/useExhaustiveDependencies: redrawn when the data (its JSON) changes.
   useEffect(() => {
     let cancelled = false
+    // uPlot reads navigator.language into Intl as it loads; a POSIX tag would stop every chart.
+    ensureIntlLanguage()
     void Promise.all([import('uplot'), import('uplot/dist/uPlot.min.css')]).then(
       ([{ default: UPlot }]) => {
         if (cancelled || !container.current) return

@@ -164,6 +164,17 @@ function TraitTable({ title, traits, empty }: { title: string; traits: object; e
   )
 }
 
+/**
+ * A page or screen call's name, where a profile keeps it: browser SDKs copy a page's name into its
+ * properties (`properties.name`). A profile's own `event` names track calls only.
+ */
+function viewName(call: { type: string; properties: Record<string, unknown> }): string | undefined {
+  const name = call.properties.name
+  return (call.type === 'page' || call.type === 'screen') && typeof name === 'string' && name !== ''
+    ? name
+    : undefined
+}
+
 /** The profile's calls, newest first; "Load older calls" fetches the next page. */
 function ProfileEvents({ profileId }: { profileId: string }) {
   const sources = useQuery(queries.sources())
@@ -188,7 +199,7 @@ function ProfileEvents({ profileId }: { profileId: string }) {
               <tr>
                 <th scope="col">Time</th>
                 <th scope="col">Type</th>
-                <th scope="col">Event</th>
+                <th scope="col">Event or name</th>
                 <th scope="col">Source</th>
                 <th scope="col">Message ID</th>
                 <th scope="col">Properties</th>
@@ -199,7 +210,7 @@ function ProfileEvents({ profileId }: { profileId: string }) {
                 <tr key={`${event.sourceId}/${event.messageId}`}>
                   <td>{formatTime(event.timestamp)}</td>
                   <td>{event.type}</td>
-                  <td>{event.event ?? '—'}</td>
+                  <td>{event.event ?? viewName(event) ?? '—'}</td>
                   <td>{sourceName(event.sourceId)}</td>
                   <td>
                     <code>{event.messageId}</code>
