@@ -105,10 +105,11 @@ async function startNoop(): Promise<Started> {
   return { child, url: `http://127.0.0.1:${match[1]}/v1/batch`, writeKey: 'k' }
 }
 
-async function startFloor(): Promise<Started> {
+/** `profiles`: the floor that also keeps a profile per user from every call (ingest-floor-server.ts). */
+async function startFloor(mode: '' | 'profiles' = ''): Promise<Started> {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-bench-floor-'))
   const { child, match } = await startProcess(
-    [join(import.meta.dirname, 'lib/ingest-floor-server.ts'), join(dataDir, 'floor.db'), 'k'],
+    [join(import.meta.dirname, 'lib/ingest-floor-server.ts'), join(dataDir, 'floor.db'), 'k', mode],
     /^(\d+)$/m,
   )
   return {
@@ -158,15 +159,17 @@ const measureSluice = async (synchronous: 'FULL' | 'NORMAL', metrics = true) =>
 // (round 1: no-op, floor, Sluice, …; round 2: floor, Sluice, …, no-op; …) so that none of them always
 // meets the machine as another left it. Each ratio is taken within a round, and the median round
 // reported with the spread of all of them. The fourth party, Sluice without profile upkeep, shows what
-// bounds the goal's figure: the floor keeps no profiles, Sluice keeps them current from every call.
+// bounds the goal's figure: the floor keeps no profiles, Sluice keeps them current from every call. The
+// fifth, the floor keeping a profile per user in the same commit, prices the least such upkeep costs.
 const parties = {
   noop: startNoop,
-  floor: startFloor,
+  floor: () => startFloor(),
   sluice: () => startSluice('FULL'),
   noProfiles: () => startSluice('FULL', true, 'api'),
+  profileFloor: () => startFloor('profiles'),
 } as const
 type Party = keyof typeof parties
-const order: Party[] = ['noop', 'floor', 'sluice', 'noProfiles']
+const order: Party[] = ['noop', 'floor', 'sluice', 'noProfiles', 'profileFloor']
 const rounds: Record<Party, Measured>[] = []
 for (let round = 0; round < roundCount; round++) {
   const measured: Partial<Record<Party, Measured>> = {}
@@ -182,6 +185,8 @@ const roundRatios = rounds.map((round) => ({
   sluiceToNoop: perSecond(round.sluice) / perSecond(round.noop),
   floorToNoop: perSecond(round.floor) / perSecond(round.noop),
   noProfilesToFloor: perSecond(round.noProfiles) / perSecond(round.floor),
+  sluiceToProfileFloor: perSecond(round.sluice) / perSecond(round.profileFloor),
+  profileFloorToFloor: perSecond(round.profileFloor) / perSecond(round.floor),
 }))
 // The round whose Sluice ÷ floor ratio is the median: its runs are the ones reported in detail.
 const medianRound =
@@ -194,6 +199,7 @@ const baseline = medianRound.noop
 const floor = medianRound.floor
 const full = medianRound.sluice
 const noProfiles = medianRound.noProfiles
+const profileFloor = medianRound.profileFloor
 /** The median of the rounds' values of one ratio, and its spread over the rounds. */
 function spreadOf(pick: (ratios: (typeof roundRatios)[number]) => number) {
   const values = roundRatios.map(pick).sort((a, b) => a - b)
@@ -227,6 +233,8 @@ const toNoop = spreadOf((ratios) => ratios.sluiceToNoop)
 const toFloor = spreadOf((ratios) => ratios.sluiceToFloor)
 const floorToNoop = spreadOf((ratios) => ratios.floorToNoop)
 const noProfilesToFloor = spreadOf((ratios) => ratios.noProfilesToFloor)
+const toProfileFloor = spreadOf((ratios) => ratios.sluiceToProfileFloor)
+const profileFloorToFloor = spreadOf((ratios) => ratios.profileFloorToFloor)
 // Every durable Sluice run with profiles: the most calls left waiting for profiles when a load stopped,
 // against one second of that run's calls.
 const profiledRuns = [
@@ -256,6 +264,7 @@ const perRequestCpu = {
   floor: cpuPerRequest(floor),
   sluice: cpuPerRequest(full),
   noProfiles: cpuPerRequest(noProfiles),
+  profileFloor: cpuPerRequest(profileFloor),
 }
 const budget = {
   /** The most Sluice's CPU per request may be for ratio 0.5 on this machine (its load generator counted at the no-op's cost). */
@@ -273,14 +282,24 @@ const result = {
   baseline: { name: 'no-op Node HTTP server', eventsPerSecond: Math.round(baseline.eventsPerSecond) },
   /** The bare durable ingest (bench/lib/ingest-floor-server.ts), in the same rounds. */
   floor: { eventsPerSecond: Math.round(floor.eventsPerSecond), errors: floor.errors },
+  /** The same floor keeping a profile per user from every call, in the same commit (reported). */
+  profileFloor: { eventsPerSecond: Math.round(profileFloor.eventsPerSecond), errors: profileFloor.errors },
   /** Every round's events/s, in the order measured, and the ratios' medians and spreads. */
   rounds: rounds.map((round) => ({
     noop: Math.round(round.noop.eventsPerSecond),
     floor: Math.round(round.floor.eventsPerSecond),
     sluice: Math.round(round.sluice.eventsPerSecond),
     noProfiles: Math.round(round.noProfiles.eventsPerSecond),
+    profileFloor: Math.round(round.profileFloor.eventsPerSecond),
   })),
-  ratios: { sluiceToFloor: toFloor, sluiceToNoop: toNoop, floorToNoop, noProfilesToFloor },
+  ratios: {
+    sluiceToFloor: toFloor,
+    sluiceToNoop: toNoop,
+    floorToNoop,
+    noProfilesToFloor,
+    sluiceToProfileFloor: toProfileFloor,
+    profileFloorToFloor,
+  },
   sluice: {
     synchronousFull: {
       eventsPerSecond: Math.round(full.eventsPerSecond),
@@ -327,12 +346,14 @@ const table = [
   `| Sluice /v1/batch, durable, metrics off (SLUICE_METRICS=false) | ${result.sluice.metricsOff.eventsPerSecond} | ${(metricsOff.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)} |`,
   `| Sluice /v1/batch (SQLite synchronous=NORMAL) | ${result.sluice.synchronousNormal.eventsPerSecond} | ${(normal.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)} |`,
   `| Sluice /v1/batch without profile upkeep (SLUICE_ROLE=api) | ${result.sluice.noProfiles.eventsPerSecond} | ${(noProfiles.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)}; ÷ floor ${noProfilesToFloor.median.toFixed(2)} (${spread(noProfilesToFloor)}) |`,
+  `| Bare floor keeping a profile per user (event row and profile row in the same commit) | ${result.profileFloor.eventsPerSecond} | ${(profileFloor.eventsPerSecond / baseline.eventsPerSecond).toFixed(2)}; ÷ floor ${profileFloorToFloor.median.toFixed(2)} (${spread(profileFloorToFloor)}); Sluice ÷ it ${toProfileFloor.median.toFixed(2)} (${spread(toProfileFloor)}) |`,
   '',
   `CPU per request (µs, ${perRequest} events): no-op server ${result.cpuPerRequestUs.baseline.server ?? '—'} + load generator ${result.cpuPerRequestUs.baseline.loadGenerator}; ` +
     `Sluice ${result.cpuPerRequestUs.sluice.server ?? '—'} (main thread ${result.cpuPerRequestUs.sluice.serverMainThread ?? '—'}, store thread ${result.cpuPerRequestUs.sluice.serverStoreThread ?? '—'}, V8 helpers ${result.cpuPerRequestUs.sluice.serverV8Helpers ?? '—'}) + load generator ${result.cpuPerRequestUs.sluice.loadGenerator}`,
   `Budget for ratio 0.5: Sluice at most ${budget.sluiceUsPerRequest} µs of CPU a request; storing its ${perRequest} calls alone (SqliteStore.ingest, ${storeFloor.perCommit}-call fsynced commits, no HTTP or parsing) takes ${budget.storeFloorUsPerRequest} µs (${storeFloor.cpuUs} µs a call).`,
   `CPU per request of the bare floor: ${result.cpuPerRequestUs.floor.server ?? '—'} µs (main thread ${result.cpuPerRequestUs.floor.serverMainThread ?? '—'}, store thread ${result.cpuPerRequestUs.floor.serverStoreThread ?? '—'})`,
   `CPU per request of Sluice without profile upkeep: ${result.cpuPerRequestUs.noProfiles.server ?? '—'} µs (main thread ${result.cpuPerRequestUs.noProfiles.serverMainThread ?? '—'}, store thread ${result.cpuPerRequestUs.noProfiles.serverStoreThread ?? '—'})`,
+  `CPU per request of the floor keeping profiles: ${result.cpuPerRequestUs.profileFloor.server ?? '—'} µs (main thread ${result.cpuPerRequestUs.profileFloor.serverMainThread ?? '—'}, store thread ${result.cpuPerRequestUs.profileFloor.serverStoreThread ?? '—'})`,
   `Profiles kept up: at most ${result.profileLag.calls} calls waiting for them when a load stopped (that run took ${result.profileLag.callsPerSecond} calls/s)`,
   `Goal: Sluice ÷ bare floor ≥ 0.5: ${toFloor.median.toFixed(2)} (median of ${spread(toFloor)}) → ${result.pass ? 'pass' : 'short'}`,
   `Metrics on ÷ off: ${metricsRatio.toFixed(2)} events/s, median of ${metricsPairs.length} alternating pair(s) (goal ≥ 0.97 → ${metricsRatio >= 0.97 ? 'pass' : 'short'}); server CPU per request off ÷ on ${metricsCpuRatio.toFixed(2)}`,
@@ -340,6 +361,8 @@ const table = [
 console.log(table)
 if (full.errors > 0) console.log(`Sluice errors: ${JSON.stringify(full.statuses)}`)
 if (floor.errors > 0) console.log(`Floor errors: ${JSON.stringify(floor.statuses)}`)
+if (profileFloor.errors > 0)
+  console.log(`Floor keeping profiles errors: ${JSON.stringify(profileFloor.statuses)}`)
 if (noProfiles.errors > 0)
   console.log(`Sluice without profiles errors: ${JSON.stringify(noProfiles.statuses)}`)
 await mkdir(join(import.meta.dirname, 'results'), { recursive: true })

@@ -10,12 +10,20 @@
 //   (WAL, synchronous=FULL): requests arriving while a commit runs share the next one;
 // - each request answered `200 {"success":true}` after the commit that holds its calls.
 // No routing, no profiles, no enrichment beyond the received time, no metrics, no logging.
+// With `profiles`, the least a durable ingest that keeps a profile per user from every call does on
+// top: each call's profile key (its userId, else its anonymousId), track event name, time (its
+// timestamp, else the received time) and properties (or identify and group traits) as JSON text, stored
+// in the same commit as one profile event row indexed by profile, and one profile row (first and last
+// seen) per user the commit touched. No identity resolution (an anonymousId is never linked to a
+// userId), no traits merged, no computed traits: what Sluice's profile upkeep does beyond this is its own
+// work.
 // Prints its port on stdout.
-//   node bench/lib/ingest-floor-server.ts <sqlite-file> <writeKey>
+//   node bench/lib/ingest-floor-server.ts <sqlite-file> <writeKey> [profiles]
 import { createServer, type ServerResponse } from 'node:http'
 import { Worker } from 'node:worker_threads'
 
-const [path = '', writeKey = 'k'] = process.argv.slice(2)
+const [path = '', writeKey = 'k', mode = ''] = process.argv.slice(2)
+const profiles = mode === 'profiles'
 const expectedAuthorization = `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`
 const TYPES = new Set(['identify', 'track', 'page', 'screen', 'group', 'alias'])
 const SOURCE = 'src_floor'
@@ -24,7 +32,9 @@ const SOURCE = 'src_floor'
 const CONTROL = /[\u0000-\u001f]/
 const OK = Buffer.from('{"success":true}')
 
-const store = new Worker(new URL('./ingest-floor-store.ts', import.meta.url), { workerData: { path } })
+const store = new Worker(new URL('./ingest-floor-store.ts', import.meta.url), {
+  workerData: { path, profiles },
+})
 await new Promise<void>((resolve, reject) => {
   store.once('message', () => resolve())
   store.once('error', reject)
@@ -74,7 +84,18 @@ function rowsOf(body: string, receivedAt: number): string | string[] {
     const hasId = (value: unknown) => (typeof value === 'string' && value !== '') || typeof value === 'number'
     if (!hasId(call.userId) && !hasId(call.anonymousId)) return ['userId or anonymousId is required']
     call.receivedAt = new Date(receivedAt).toISOString()
-    rows += `${messageId}\u0000${JSON.stringify(call)}\u0001`
+    rows += `${messageId}\u0000${JSON.stringify(call)}`
+    if (profiles) {
+      const key = String(hasId(call.userId) ? call.userId : call.anonymousId)
+      const event = call.type === 'track' && typeof call.event === 'string' ? call.event : ''
+      if (CONTROL.test(key) || CONTROL.test(event))
+        return ['ids and event names may not hold control characters']
+      const timestamp = typeof call.timestamp === 'string' ? Date.parse(call.timestamp) : Number.NaN
+      const found = call.type === 'identify' || call.type === 'group' ? call.traits : call.properties
+      const properties = found !== null && typeof found === 'object' && !Array.isArray(found) ? found : {}
+      rows += `\u0000${key}\u0000${event}\u0000${Number.isNaN(timestamp) ? receivedAt : timestamp}\u0000${JSON.stringify(properties)}`
+    }
+    rows += '\u0001'
   }
   return rows
 }

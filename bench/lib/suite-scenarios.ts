@@ -198,7 +198,7 @@ const ingest = scenario<IngestResult>({
   title: 'Ingest',
   script: 'ingest.ts',
   result: 'ingest',
-  timeoutMs: (quick) => (quick ? 90_000 : 300_000),
+  timeoutMs: (quick) => (quick ? 90_000 : 360_000),
   summarize(r) {
     const full = num(r.sluice?.synchronousFull?.eventsPerSecond)
     const normal = num(r.sluice?.synchronousNormal?.eventsPerSecond)
@@ -209,7 +209,8 @@ const ingest = scenario<IngestResult>({
       (r.sluice?.synchronousNormal?.errors ?? 0) +
       (r.sluice?.metricsOff?.errors ?? 0) +
       (r.sluice?.noProfiles?.errors ?? 0) +
-      (r.floor?.errors ?? 0)
+      (r.floor?.errors ?? 0) +
+      (r.profileFloor?.errors ?? 0)
     if (errors > 0) problems.push(`${errors} /v1/batch requests were not answered 200`)
     // A rate bought by letting profiles fall behind the calls is not a rate.
     const lagCalls = r.profileLag?.calls
@@ -252,6 +253,18 @@ const ingest = scenario<IngestResult>({
               value: num(r.floor?.eventsPerSecond),
             },
             ratio: num(r.ratios?.noProfilesToFloor?.median),
+          },
+        ),
+        figure(
+          `The same against the bare floor keeping a profile per user from every call (an event row indexed by profile and a profile row, in the same commit; no identity resolution, traits or computed traits) (${spreadText(r.ratios?.sluiceToProfileFloor)})`,
+          full,
+          'events/s',
+          {
+            baseline: {
+              name: 'bare floor keeping profiles, same rounds',
+              value: num(r.profileFloor?.eventsPerSecond),
+            },
+            ratio: num(r.ratios?.sluiceToProfileFloor?.median),
           },
         ),
         figure(
