@@ -80,7 +80,7 @@ export interface SyncMessageRow {
 
 export interface EvaluationWrites {
   /**
-   * The queue entries evaluated. If any is gone or has a newer seq (another process evaluated it, or
+   * The queue entries evaluated. If any is gone or has another seq (another process evaluated it, or
    * a new call marked it again), nothing is written and `apply` answers false.
    */
   done: DirtyRow[]

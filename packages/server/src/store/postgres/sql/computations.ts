@@ -16,7 +16,15 @@ import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 import { addGatedCounts } from './destinations.ts'
 
-const REQUEUE = 'ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1'
+/**
+ * Queues the profiles `select` yields (one column of profile ids) for evaluation. Every mark takes a
+ * new seq from profile_dirty_seq (the column's default), a number no entry has had before. An
+ * evaluation commits only while the entries it read keep the seq it read, so an entry another process
+ * has evaluated and a new call has queued again MUST NOT come back with an old number.
+ */
+export const queueProfiles = (select: string): string =>
+  `INSERT INTO profile_dirty (profile_id) SELECT DISTINCT id FROM (${select}) AS marked (id)
+     ON CONFLICT (profile_id) DO UPDATE SET seq = EXCLUDED.seq`
 
 /**
  * Queues the profiles a computation's backfill covers, after moving the profile cursor's version (the
@@ -30,20 +38,18 @@ async function queue(client: PoolClient, scope: QueueScope): Promise<void> {
   if (scope === 'none') return
   await client.query('UPDATE profile_cursor SET version = version + 1')
   if (scope === 'all') {
-    await client.query(`INSERT INTO profile_dirty (profile_id, seq) SELECT id, 1 FROM profiles ${REQUEUE}`)
+    await client.query(queueProfiles('SELECT id FROM profiles'))
   } else {
-    await client.query(
-      `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT profile_id, 1 FROM profile_events
-         WHERE event = ANY($1::text[]) ${REQUEUE}`,
-      [scope.events.map((event) => pgText(event))],
-    )
+    await client.query(queueProfiles('SELECT profile_id FROM profile_events WHERE event = ANY($1::text[])'), [
+      scope.events.map((event) => pgText(event)),
+    ])
   }
 }
 
 /**
  * Computed traits on PostgreSQL. Several processes may evaluate the same queued profile; the queue
  * entry's delete, first in the transaction, lets one commit (the other waits on the row lock, finds the
- * entry gone and rolls back), so a value is never sent twice.
+ * entry gone, or queued again under another seq, and rolls back), so a value is never sent twice.
  */
 export function postgresComputations(db: PostgresDatabase): ComputationsSql {
   const byProfiles = <Row extends object>(table: string, profileIds: string[]) =>
@@ -128,11 +134,7 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
         )
       ).map((row) => row.profile_id),
     async markDirty(profileIds) {
-      await db.run(
-        `INSERT INTO profile_dirty (profile_id, seq) SELECT DISTINCT unnest($1::text[]), 1
-         ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1`,
-        [profileIds],
-      )
+      await db.run(queueProfiles('SELECT unnest($1::text[])'), [profileIds])
     },
     profilesWithEventsBetween: async (event, after, upTo) =>
       (

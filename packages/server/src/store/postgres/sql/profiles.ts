@@ -8,6 +8,7 @@ import type {
 } from '../../tables/profiles.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
+import { queueProfiles } from './computations.ts'
 
 /**
  * profiles and their tables on PostgreSQL. A batch's writes go as arrays (`unnest`), a few statements
@@ -120,11 +121,7 @@ export function postgresProfiles(db: PostgresDatabase): ProfilesSql {
             cursor.readVersion + 1,
           ],
         )
-        await client.query(
-          `INSERT INTO profile_dirty (profile_id, seq) SELECT unnest($1::text[]), 1
-             ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq + 1`,
-          [writes.dirty],
-        )
+        await client.query(queueProfiles('SELECT unnest($1::text[])'), [writes.dirty])
         return true
       }),
     events: (profileId, limit, beforePk) =>
