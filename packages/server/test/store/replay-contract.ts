@@ -153,6 +153,46 @@ export function replayContract(backend: StoreBackend): void {
       )
     })
 
+    withStore(
+      'two replays of one window stepped at once by two handles: each call gets one delivery',
+      async (opened) => {
+        const calls = 405
+        const { destination, replay } = await history(opened, calls)
+        const again = await opened.store.createReplay({
+          destinationId: destination.id,
+          sourceIds: replay.sourceIds,
+          from: replay.from,
+          to: replay.to,
+          types: null,
+          events: null,
+          force: false,
+        })
+        const other = await opened.second()
+        const leases = await opened.store.leaseReplays('runner', Date.now(), Date.now() + 60_000)
+        assert.equal(leases.length, 2)
+        // Each handle walks one replay in steps of 10, at the same time: the steps over the same calls overlap.
+        const walk = async (handle: typeof opened.store, leased: LeasedReplay) => {
+          let held = leased
+          for (;;) {
+            const next = await step({ ...opened, store: handle }, 'runner', held, 10)
+            assert.notEqual(await handle.commitReplayStep(next), null)
+            if (next.scanDone) return
+            held = { ...held, cursor: next.to }
+          }
+        }
+        const byId = new Map(leases.map((held) => [held.id, held]))
+        await Promise.all([walk(opened.store, byId.get(replay.id)!), walk(other, byId.get(again.id)!)])
+        assert.equal(await opened.store.countDeliveries({ destinationId: destination.id }), calls)
+        const [first, second] = [await opened.store.getReplay(replay.id), await other.getReplay(again.id)]
+        assert.equal(
+          (first?.enqueued ?? 0) + (second?.enqueued ?? 0),
+          calls,
+          'one of the two enqueued each call',
+        )
+        assert.equal((first?.skipped ?? 0) + (second?.skipped ?? 0), calls, 'and the other skipped it')
+      },
+    )
+
     withStore('cancel deletes what waits, leaves what is leased, and stops the replay', async (opened) => {
       const { destination, replay } = await history(opened, 4)
       const [leased] = await opened.store.leaseReplays('runner', Date.now(), Date.now() + 10_000)

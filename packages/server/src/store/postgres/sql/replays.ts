@@ -81,6 +81,13 @@ export function postgresReplays(db: PostgresDatabase): ReplaysSql {
           const replay = moved.rows[0]
           if (!replay) return null
           if (step.matched.length === 0) return { enqueued: 0, skipped: 0 }
+          // Two replays of one destination stepping over the same calls in two processes would each
+          // see the other's deliveries missing and both insert: the call sent twice. Steps of one
+          // destination MUST take turns: each waits here for the other's commit, and its INSERT (a
+          // new statement, so a new snapshot) then sees what that one enqueued.
+          await client.query("SELECT pg_advisory_xact_lock(hashtext('sluice.replay-step'), hashtext($1))", [
+            replay.destination_id,
+          ])
           // Skipped: the destination has the call delivered, or waiting to be (live or replayed).
           const inserted = await client.query(
             `INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at, replay_id)
