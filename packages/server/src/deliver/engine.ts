@@ -142,6 +142,14 @@ export class DeliveryEngine {
   private readonly sender: WebhookSender
   private readonly retry: RetrySettings
   private readonly leaseMs: number
+  /**
+   * When each claimed delivery's or batch's lease runs out. A claim MUST NOT start a request that
+   * could still be running, or its outcome still unrecorded, when its lease ends: another process
+   * may claim it then and send it again.
+   */
+  private readonly leaseEnds = new WeakMap<ClaimedDelivery | ClaimedBatch, number>()
+  /** What a claim must keep of its lease beyond the request timeout, to record the outcome in. */
+  private readonly recordMarginMs: number
   private readonly concurrency: number
   private readonly pollIntervalMs: number
   private readonly isWithdrawn: (delivery: ClaimedDelivery) => boolean
@@ -203,6 +211,7 @@ export class DeliveryEngine {
     if (this.leaseMs <= this.retry.requestTimeoutMs) {
       throw new Error(`The delivery lease (${this.leaseMs} ms) must be longer than the request timeout.`)
     }
+    this.recordMarginMs = Math.min(1_000, Math.floor((this.leaseMs - this.retry.requestTimeoutMs) / 4))
   }
 
   start(): void {
@@ -504,7 +513,7 @@ export class DeliveryEngine {
     try {
       const now = Date.now()
       const claimed = await this.store.claimDeliveries(slot.destination.id, want, now, this.leaseMs)
-      const complete = await this.claimed(slot, claimed, want)
+      const complete = await this.claimed(slot, claimed, want, now)
       return complete && claimed.length === 0 && slot.inFlight === 0 && slot.ready.length === 0
         ? this.store.nextDueAt(slot.destination.id, now)
         : null
@@ -559,7 +568,7 @@ export class DeliveryEngine {
       let claimed = 0
       if (want > 0) {
         const batches = await this.store.claimBatches(id, want, now, this.leaseMs)
-        if (!(await this.batchesClaimed(slot, batches))) return null
+        if (!(await this.batchesClaimed(slot, batches, now))) return null
         claimed += batches.length
         if (batches.length === want) this.pumpAgain = true
         want -= batches.length
@@ -580,7 +589,7 @@ export class DeliveryEngine {
           if (groups.length > 0) {
             const formed = await this.store.formClaimedBatches(id, groups, now, this.leaseMs)
             const batches = shapedBatches(formed, candidates, plan, settings)
-            if (!(await this.batchesClaimed(slot, batches))) return null
+            if (!(await this.batchesClaimed(slot, batches, now))) return null
             claimed += batches.length
             want -= batches.length
           }
@@ -602,11 +611,16 @@ export class DeliveryEngine {
    * Takes claimed batches into the destination's buffer and starts them. When the engine stopped, or
    * the destination went, meanwhile they are handed back instead (false).
    */
-  private async batchesClaimed(slot: DestinationSlot, batches: ClaimedBatch[]): Promise<boolean> {
+  private async batchesClaimed(
+    slot: DestinationSlot,
+    batches: ClaimedBatch[],
+    claimedAt: number,
+  ): Promise<boolean> {
     if (!this.running || !this.slots.has(slot.destination.id)) {
       if (batches.length > 0) await this.store.releaseBatchClaims(batches.map((batch) => batch.id))
       return false
     }
+    for (const batch of batches) this.leaseEnds.set(batch, claimedAt + this.leaseMs)
     slot.readyBatches.push(...batches)
     this.startReadyBatches(slot)
     return true
@@ -623,6 +637,7 @@ export class DeliveryEngine {
       const urls = this.startable(slot, slot.readyBatches[0]!.closedUrls)
       if (urls === null) return
       const batch = slot.readyBatches.shift()!
+      if (!this.leaseLeftFor(slot, batch)) continue
       if (urls === 'disabled') {
         // Its other URLs are closed for it: it waits like a failed attempt, without a request.
         const { outcome } = decideOutcome(batch, slot.destination.settings, [], Date.now(), this.retry)
@@ -711,11 +726,17 @@ export class DeliveryEngine {
    * Takes a claim's deliveries into the destination's buffer and starts them. When the engine stopped
    * meanwhile they are handed back instead (false).
    */
-  private async claimed(slot: DestinationSlot, claimed: ClaimedDelivery[], want: number): Promise<boolean> {
+  private async claimed(
+    slot: DestinationSlot,
+    claimed: ClaimedDelivery[],
+    want: number,
+    claimedAt: number,
+  ): Promise<boolean> {
     if (!this.running || !this.slots.has(slot.destination.id)) {
       if (claimed.length > 0) await this.store.releaseClaims(claimed.map((delivery) => delivery.id))
       return false
     }
+    for (const delivery of claimed) this.leaseEnds.set(delivery, claimedAt + this.leaseMs)
     slot.ready.push(...claimed)
     this.startReady(slot)
     if (claimed.length === want) this.pumpAgain = true
@@ -735,6 +756,7 @@ export class DeliveryEngine {
       const urls = this.startable(slot, slot.ready[0]!.closedUrls)
       if (urls === null) return
       const delivery = slot.ready.shift()!
+      if (!this.leaseLeftFor(slot, delivery)) continue
       if (urls === 'disabled') {
         // Its other URLs are closed for it: it waits like a failed attempt, without a request.
         this.recordOutcome(
@@ -746,6 +768,23 @@ export class DeliveryEngine {
       }
       void this.deliver(slot, delivery, urls)
     }
+  }
+
+  /**
+   * Whether a request for `claimed` started now ends, timeout included, with time left in its lease
+   * to record the outcome. If not (it waited in the buffer too long: slow requests ahead of it, a
+   * request timeout close to the lease), it is left unsent and unrecorded, and nothing is handed
+   * back: another process may hold it already. Its lease runs out and it is claimed again.
+   */
+  private leaseLeftFor(slot: DestinationSlot, claimed: ClaimedDelivery | ClaimedBatch): boolean {
+    const leaseEnd = this.leaseEnds.get(claimed) ?? 0
+    if (Date.now() + this.retry.requestTimeoutMs + this.recordMarginMs <= leaseEnd) return true
+    const which = 'members' in claimed ? { batchId: claimed.id } : { deliveryId: claimed.id }
+    this.logger.warn(
+      { destinationId: slot.destination.id, ...which },
+      'not sent: too little of its lease is left for a request; it is claimed again when the lease runs out (SLUICE_DELIVERY_LEASE_MS should be well over twice SLUICE_REQUEST_TIMEOUT_MS)',
+    )
+    return false
   }
 
   /** Never rejects: every failure becomes a recorded outcome. */
@@ -907,7 +946,7 @@ export class DeliveryEngine {
         this.metrics.committed('outcomes', (performance.now() - startedAt) / 1000, outcomes.length)
         for (const [i, { slot, want }] of claiming.entries()) {
           slot.claiming = false
-          await this.claimed(slot, claimed[i] ?? [], want)
+          await this.claimed(slot, claimed[i] ?? [], want, now)
         }
       } catch (error) {
         if (outcomes.length > 1) await this.recordAlone(outcomes)
