@@ -376,6 +376,7 @@ class EvaluationPlan {
     this.writes.messages.push({
       computation_id: id,
       message_id: messageId,
+      user_id: speaker.userId,
       payload: JSON.stringify(payload),
       destination_ids: to,
     })

@@ -9,6 +9,7 @@ import type { Destination } from '../../src/domain/destinations.ts'
 import type { NewAudience } from '../../src/domain/profile-store.ts'
 import type { Source } from '../../src/domain/sources.ts'
 import type { Store } from '../../src/store/store.ts'
+import { COMPUTED_SOURCE_ID } from '../../src/store/tables/computations.ts'
 import { backends, call, drain, type Opened, profileTest, settle, syncPayloads } from './profile-backends.ts'
 
 const DAY = 86_400_000
@@ -88,6 +89,32 @@ for (const backend of backends) {
         await store.ingest([call(web, { type: 'identify', userId: 'bob', traits: { city: 'Oslo' } })])
         await settle(store)
         assert.equal((await sentTo(store, hook)).length, 3)
+      },
+    )
+
+    withStore(
+      "a deletion request cancels a member's unsent identify and erases it with the user's calls",
+      async ({ store }, web, hook) => {
+        await store.createAudience(
+          audience(hook, { name: 'Buyers', key: 'buyers', definition: { event: 'Order Completed' } }),
+        )
+        await store.ingest([
+          call(web, { userId: 'gone', event: 'Order Completed' }),
+          call(web, { userId: 'stays', event: 'Order Completed' }),
+        ])
+        assert.equal(await settle(store), 2, 'both enter, neither identify sent yet')
+        await store.createRegulation({ type: 'DELETE_ONLY', subjectIds: ['gone'], sourceIds: null })
+        assert.deepEqual(
+          await sentTo(store, hook),
+          [['stays', { buyers: true }]],
+          "gone's identify is cancelled",
+        )
+        while ((await store.eraseNext(100)) !== null) {}
+        assert.equal(
+          await store.countMessages(COMPUTED_SOURCE_ID),
+          1,
+          "gone's identify is erased, stays' kept",
+        )
       },
     )
 

@@ -74,6 +74,11 @@ export interface SentRow extends ValueRow {
 export interface SyncMessageRow {
   computation_id: string
   message_id: string
+  /**
+   * The userId the identify speaks with (null: an anonymous member): stored as the message's user, so
+   * that a deletion request naming the user cancels and erases it like the user's own calls.
+   */
+  user_id: string | null
   payload: string
   destination_ids: string[]
 }

@@ -225,8 +225,9 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
       )
       await client.query(
         `WITH stored AS (
-             INSERT INTO messages (source_id, message_id, type, received_at, payload)
-             SELECT $1, message_id, 'identify', $4, payload FROM unnest($2::text[], $3::text[]) AS m(message_id, payload)
+             INSERT INTO messages (source_id, message_id, type, received_at, payload, user_id)
+             SELECT $1, message_id, 'identify', $4, payload, user_id
+               FROM unnest($2::text[], $3::text[], $7::text[]) AS m(message_id, payload, user_id)
              RETURNING pk, message_id)
            INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
            SELECT s.pk, t.destination_id, 'pending', $4, $4, $4
@@ -238,6 +239,7 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
           now,
           targets.map(([messageId]) => messageId),
           targets.map(([, destinationId]) => destinationId),
+          messages.map((m) => (m.user_id === null ? null : pgText(m.user_id))),
         ],
       )
       return true

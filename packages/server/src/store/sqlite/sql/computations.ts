@@ -197,10 +197,12 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
         for (const message of messages) {
           const { pk } = db
             .sql(
-              `INSERT INTO messages (source_id, message_id, type, received_at, payload)
-               VALUES (?, ?, 'identify', ?, ?) RETURNING pk`,
+              `INSERT INTO messages (source_id, message_id, type, received_at, payload, user_id)
+               VALUES (?, ?, 'identify', ?, ?, ?) RETURNING pk`,
             )
-            .get(COMPUTED_SOURCE_ID, message.message_id, now, message.payload) as { pk: number }
+            .get(COMPUTED_SOURCE_ID, message.message_id, now, message.payload, message.user_id) as {
+            pk: number
+          }
           run(
             `INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
              SELECT ?, value, 'pending', ?, ?, ? FROM json_each(?)`,
