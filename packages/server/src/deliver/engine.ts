@@ -68,9 +68,9 @@ export interface DeliveryEngineOptions {
   tracing?: Tracing
   /**
    * Asked before a replay's delivery is sent: deliveries of a replay that was cancelled meanwhile are
-   * deleted instead. Default: replays are never stopped.
+   * deleted instead (`discardDeliveries`). Default: replays are never stopped.
    */
-  replays?: Pick<ReplayStore, 'stoppedReplays' | 'discardReplayDeliveries'>
+  replays?: Pick<ReplayStore, 'stoppedReplays'>
   /** Called once outcomes of replayed deliveries are committed: the replay runner has room again. Default: none. */
   onReplayOutcomes?: () => void
   /** How long one hour of `settings.autoDisable.afterHours` lasts. Default 3,600,000 ms; tests shorten it. */
@@ -155,7 +155,7 @@ export class DeliveryEngine {
   private readonly isWithdrawn: (delivery: ClaimedDelivery) => boolean
   private readonly metrics: Metrics
   private readonly tracing: Tracing
-  private readonly replays: Pick<ReplayStore, 'stoppedReplays' | 'discardReplayDeliveries'> | null
+  private readonly replays: Pick<ReplayStore, 'stoppedReplays'> | null
   /** Recent answers of `replayStopped`, shared by the deliveries asking at the same time. */
   private readonly replayChecks = new Map<string, { at: number; stopped: Promise<boolean> }>()
   private readonly onReplayOutcomes: () => void
@@ -655,8 +655,11 @@ export class DeliveryEngine {
     this.track(slot, urls, 1)
     const { destination } = slot
     try {
-      // Members erased meanwhile are not sent; their rows went with the erasure.
-      const members = batch.members.filter((member) => !this.isWithdrawn(member))
+      // Members a deletion request erased meanwhile are not sent; rows of theirs still there go now
+      // (a batch left empty with them), or they would come back at every lease.
+      const withdrawn = batch.members.filter((member) => this.isWithdrawn(member))
+      if (withdrawn.length > 0) await this.store.discardDeliveries(withdrawn.map((member) => member.id))
+      const members = batch.members.filter((member) => !withdrawn.includes(member))
       if (members.length === 0) return
       // A batch holds one replay's messages or live ones only (batching.ts).
       if (await this.discardedAsCancelled(destination.id, members)) {
@@ -796,8 +799,11 @@ export class DeliveryEngine {
     // Tracing off (the usual case): no span, and no attributes object built to end it with.
     const span = this.tracing.enabled ? this.tracing.startDelivery(destination.id, delivery) : null
     try {
-      // Its row went with the withdrawal (same transaction): there is nothing to record.
+      // A deletion request erased its message: it MUST NOT go out. Its row usually went with the
+      // request (same transaction); one that did not (its call committed just after the request's
+      // cancellation) is deleted here, or it would come back at every lease.
       if (this.isWithdrawn(delivery)) {
+        await this.store.discardDeliveries([delivery.id])
         span?.end({ 'sluice.outcome': 'withdrawn' })
         return
       }
@@ -853,7 +859,7 @@ export class DeliveryEngine {
     const replayId = deliveries[0]?.replayId ?? null
     if (replayId === null || this.replays === null) return false
     if (!(await this.replayStopped(replayId))) return false
-    await this.replays.discardReplayDeliveries(deliveries.map((delivery) => delivery.id))
+    await this.store.discardDeliveries(deliveries.map((delivery) => delivery.id))
     this.metrics.replayed(destinationId, 'cancelled', deliveries.length)
     return true
   }

@@ -170,6 +170,11 @@ export interface DeliveryStore {
   recordOutcomes(outcomes: DeliveryOutcome[], claims?: ClaimRequest[]): Promise<ClaimedDelivery[][]>
   /** Releases leases without recording anything (shutdown before sending). */
   releaseClaims(deliveryIds: number[]): Promise<void>
+  /**
+   * Deletes claimed deliveries that must never be sent (a stopped replay's, or one whose message a
+   * deletion request erased), with their attempts, and batches they leave empty.
+   */
+  discardDeliveries(deliveryIds: number[]): Promise<void>
   /** When the destination's earliest unleased pending or retrying delivery (in no batch) is due, or null. */
   nextDueAt(destinationId: string, now: number): Promise<number | null>
 

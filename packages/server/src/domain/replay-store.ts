@@ -51,6 +51,4 @@ export interface ReplayStore {
   cancelReplay(destinationId: string, replayId: string, now: number): Promise<{ leased: number } | null>
   /** Which of these replays are no longer RUNNING: their deliveries must not be sent. */
   stoppedReplays(replayIds: string[]): Promise<string[]>
-  /** Deletes claimed deliveries of stopped replays instead of sending them (and batches left empty). */
-  discardReplayDeliveries(deliveryIds: number[]): Promise<void>
 }

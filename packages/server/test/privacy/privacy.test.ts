@@ -364,6 +364,79 @@ describe('privacy: a delivery already claimed when the deletion arrives is never
   })
 })
 
+describe('privacy: a call received before the deletion but committed after it is never sent', () => {
+  test('its delivery, left by the cancellation, is deleted when it is claimed', async () => {
+    const sluice = await startTestSluice()
+    const receiver = await startReceiver()
+    try {
+      const source = await sluice.createSource('S')
+      const created = await sluice.api('POST', '/api/v1/destinations', {
+        name: 'hooks',
+        type: 'webhooks',
+        sourceIds: [source.id],
+        settings: { webhooks: [{ url: `${receiver.url}/hook`, headers: {} }], sharedSecret: null },
+      })
+      const destinationId = created.body.id as string
+      const regulation = await sluice.api('POST', '/api/v1/regulations', {
+        regulationType: 'DELETE_ONLY',
+        subjectIds: ['late'],
+      })
+      assert.equal(regulation.status, 201)
+      // The store as it sees a commit that was in flight when the request was made: received a moment
+      // before the request, stored after its cancellation ran.
+      const receivedAt = Date.parse(regulation.body.createdAt as string) - 1
+      const stored = (messageId: string, at: number) =>
+        JSON.stringify({
+          type: 'track',
+          userId: 'late',
+          event: 'E',
+          messageId,
+          timestamp: new Date(at).toISOString(),
+          receivedAt: new Date(at).toISOString(),
+        })
+      await sluice.store.ingest([
+        {
+          sourceId: source.id,
+          messageId: 'late-1',
+          type: 'track',
+          receivedAt,
+          routeTo: ['webhooks'],
+          payloadJson: stored('late-1', receivedAt),
+        },
+      ])
+      const afterAt = Date.now()
+      await sluice.store.ingest([
+        {
+          sourceId: source.id,
+          messageId: 'after-1',
+          type: 'track',
+          receivedAt: afterAt,
+          routeTo: ['webhooks'],
+          payloadJson: stored('after-1', afterAt),
+        },
+      ])
+      await until(
+        'the call made after the request arrives',
+        () => bodies(receiver).length,
+        (n) => n === 1,
+      )
+      await until(
+        "the late call's delivery is gone",
+        async () => (await sluice.store.listDeliveries(destinationId, { limit: 10 })).map((d) => d.messageId),
+        (ids) => ids.join() === 'after-1',
+      )
+      assert.deepEqual(
+        bodies(receiver).map((b) => [b.type, b.messageId]),
+        [['track', 'after-1']],
+        'the call received before the request never goes out; the one after it does',
+      )
+    } finally {
+      await sluice.destroy()
+      await receiver.close()
+    }
+  })
+})
+
 /** Deliveries of the store that carry a lease right now (claimed by the engine). */
 async function claimedCount(sluice: TestSluice): Promise<number> {
   const destinations = await sluice.store.listDestinations()

@@ -207,7 +207,7 @@ export function replayContract(backend: StoreBackend): void {
         await opened.store.claimDeliveries(destination.id, 10, Date.now(), 10_000).then((c) => c.length),
         0,
       )
-      await opened.store.discardReplayDeliveries(claimed.map((delivery) => delivery.id))
+      await opened.store.discardDeliveries(claimed.map((delivery) => delivery.id))
       assert.deepEqual(await opened.store.cancelReplay(destination.id, replay.id, Date.now()), { leased: 0 })
       assert.equal(await opened.store.countDeliveries({ destinationId: destination.id }), 0)
       // A cancelled replay's step writes nothing; another destination's id finds no replay.

@@ -165,6 +165,10 @@ export class DeliveriesCore implements DeliveryStore {
     if (deliveryIds.length > 0) await this.#sql.deliveries.release(deliveryIds)
   }
 
+  async discardDeliveries(deliveryIds: number[]): Promise<void> {
+    if (deliveryIds.length > 0) await this.#sql.deliveries.discard(deliveryIds)
+  }
+
   async nextDueAt(destinationId: string, now: number): Promise<number | null> {
     return this.#sql.deliveries.nextDueAt(destinationId, now)
   }

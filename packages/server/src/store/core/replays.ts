@@ -118,8 +118,4 @@ export class ReplaysCore implements ReplayStore {
     if (replayIds.length === 0) return []
     return this.#sql.replays.stopped(replayIds)
   }
-
-  async discardReplayDeliveries(deliveryIds: number[]): Promise<void> {
-    if (deliveryIds.length > 0) await this.#sql.replays.discard(deliveryIds)
-  }
 }

@@ -100,6 +100,8 @@ export interface ClaimSpec {
 export interface DeliveriesSql {
   /** Drops the leases of these deliveries (at least one). */
   release(ids: number[]): Awaitable<void>
+  /** Deletes these deliveries (at least one) with their attempts, and batches they leave empty. */
+  discard(deliveryIds: number[]): Awaitable<void>
   /** When the earliest unleased pending or retrying delivery is due, or null. */
   nextDueAt(destinationId: string, now: number): Awaitable<number | null>
   /** Newest first. */

@@ -101,8 +101,6 @@ export interface ReplaysSql {
   cancel(destinationId: string, id: string, now: number): Awaitable<CancelResult | undefined>
   /** Which of these replays are no longer RUNNING. */
   stopped(ids: string[]): Awaitable<string[]>
-  /** Deletes these deliveries (of stopped replays), and batches they leave empty. */
-  discard(deliveryIds: number[]): Awaitable<void>
 }
 
 const parseList = <T>(text: string | null): T[] | null => (text === null ? null : (JSON.parse(text) as T[]))

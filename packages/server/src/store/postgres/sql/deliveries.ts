@@ -92,6 +92,25 @@ export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
         `SELECT destination_id, status, count(*) AS n, min(next_attempt_at) AS oldest_due_at FROM deliveries
          WHERE status IN ('pending', 'retrying') GROUP BY destination_id, status`,
       ),
+    discard: async (deliveryIds) => {
+      await db.transaction(async (client) => {
+        // No foreign keys here (see 001_init.sql): their attempts go with them.
+        await client.query('DELETE FROM attempts WHERE delivery_id = ANY($1::bigint[])', [deliveryIds])
+        const batches = await client.query<{ batch_id: number | null }>(
+          'DELETE FROM deliveries WHERE id = ANY($1::bigint[]) RETURNING batch_id',
+          [deliveryIds],
+        )
+        const batchIds = [
+          ...new Set(batches.rows.flatMap((row) => (row.batch_id === null ? [] : [row.batch_id]))),
+        ]
+        if (batchIds.length > 0)
+          await client.query(
+            `DELETE FROM delivery_batches b WHERE b.id = ANY($1::bigint[])
+               AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.batch_id = b.id)`,
+            [batchIds],
+          )
+      })
+    },
   }
 }
 

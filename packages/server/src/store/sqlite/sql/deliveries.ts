@@ -149,5 +149,24 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
            GROUP BY destination_id, status`,
         )
         .all() as unknown as BacklogRow[],
+    discard(deliveryIds) {
+      db.transaction(() => {
+        const batches = (
+          db
+            .sql(
+              'SELECT DISTINCT batch_id FROM deliveries WHERE id IN (SELECT value FROM json_each(?)) AND batch_id IS NOT NULL',
+            )
+            .all(JSON.stringify(deliveryIds)) as { batch_id: number }[]
+        ).map((row) => row.batch_id)
+        db.sql('DELETE FROM deliveries WHERE id IN (SELECT value FROM json_each(?))').run(
+          JSON.stringify(deliveryIds),
+        )
+        if (batches.length > 0)
+          db.sql(
+            `DELETE FROM delivery_batches WHERE id IN (SELECT value FROM json_each(?))
+               AND NOT EXISTS (SELECT 1 FROM deliveries WHERE batch_id = delivery_batches.id)`,
+          ).run(JSON.stringify(batches))
+      })
+    },
   }
 }

@@ -171,22 +171,5 @@ export function sqliteReplays(db: SqliteDatabase): ReplaysSql {
           .sql(`SELECT id FROM replays WHERE id IN (SELECT value FROM json_each(?)) AND status <> 'RUNNING'`)
           .all(list(ids)) as { id: string }[]
       ).map((row) => row.id),
-    discard(deliveryIds) {
-      db.transaction(() => {
-        const batches = (
-          db
-            .sql(
-              'SELECT DISTINCT batch_id FROM deliveries WHERE id IN (SELECT value FROM json_each(?)) AND batch_id IS NOT NULL',
-            )
-            .all(list(deliveryIds)) as { batch_id: number }[]
-        ).map((row) => row.batch_id)
-        db.sql('DELETE FROM deliveries WHERE id IN (SELECT value FROM json_each(?))').run(list(deliveryIds))
-        if (batches.length > 0)
-          db.sql(
-            `DELETE FROM delivery_batches WHERE id IN (SELECT value FROM json_each(?))
-               AND NOT EXISTS (SELECT 1 FROM deliveries WHERE batch_id = delivery_batches.id)`,
-          ).run(list(batches))
-      })
-    },
   }
 }
