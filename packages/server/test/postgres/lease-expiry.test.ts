@@ -1,8 +1,9 @@
 // A claimed delivery waiting behind slow requests must not be sent once too little of its lease is
 // left for a request: its lease would run out while the request runs, another process would claim it
 // and send it again. Two Sluice instances on one PostgreSQL, each sending one request at a time, a
-// receiver that takes 900 ms to answer, a request timeout of 1 s and a lease of 1.2 s: a process holds
-// two claims, and the second would start at ~0.9 s and run past the lease.
+// receiver that takes 900 ms to answer, a request timeout of 1.3 s (room for a loaded machine: a timeout
+// would be a legitimate second send) and a lease of 1.5 s: a process holds two claims, and the second
+// would start at ~0.9 s and run past the lease.
 import assert from 'node:assert/strict'
 import { after, test } from 'node:test'
 import { type Receiver, sleep, startReceiver } from '../deliver/receivers.ts'
@@ -26,8 +27,8 @@ test('deliveries claimed by two processes behind slow requests: each call reache
   for (let i = 0; i < 2; i++) {
     const sluice = await startTestSluice({
       databaseUrl: database.url,
-      retry: { baseDelayMs: 40, maxDelayMs: 80, windowMs: 60_000, requestTimeoutMs: 1_000 },
-      deliveryLeaseMs: 1_200,
+      retry: { baseDelayMs: 40, maxDelayMs: 80, windowMs: 60_000, requestTimeoutMs: 1_300 },
+      deliveryLeaseMs: 1_500,
       deliveryConcurrency: 1,
       deliveryPollMs: 50,
     })
