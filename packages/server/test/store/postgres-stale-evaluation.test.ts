@@ -1,11 +1,14 @@
-// Two processes evaluating one profile on PostgreSQL, in the one order that can send a value twice:
-// process B reads the profile's queue entry and what was last sent (nothing), and decides to send
-// `true`; process A evaluates the same entry, sends `true` and removes the entry; a new call then
-// queues the profile again; only then does B commit. B's evaluation is stale (it read a queue entry
-// that is gone, and a `computed_sent` from before A's commit) and MUST write nothing, although the
-// profile is queued again. The order is made certain, not left to timing: B's commit waits on a gate.
+// Evaluation racing other processes on PostgreSQL, each in the one order that goes wrong, made certain
+// rather than left to timing (a gate, or another connection holding its transaction open):
+// - process B reads a profile's queue entry and what was last sent (nothing), and decides to send
+//   `true`; process A evaluates the same entry, sends `true` and removes the entry; a new call then
+//   queues the profile again; only then does B commit. B's evaluation is stale and MUST write nothing,
+//   although the profile is queued again;
+// - an evaluation that finds the queue empty marks a computing computation live, while another process
+//   commits a change that queued its backfill: the computation MUST stay computing.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
+import pg from 'pg'
 import { evaluateQueued } from '../../src/profile/evaluation.ts'
 import { SILENT_LOGGER } from '../../src/store/postgres/connection.ts'
 import { PostgresDatabase } from '../../src/store/postgres/database.ts'
@@ -13,7 +16,15 @@ import { postgresComputations } from '../../src/store/postgres/sql/computations.
 import { postgresProfiles } from '../../src/store/postgres/sql/profiles.ts'
 import type { Store } from '../../src/store/store.ts'
 import type { EvaluationWrites } from '../../src/store/tables/computations.ts'
-import { freshSchema, openPgStore, TEST_DATABASE_URL, withAdmin } from './pg.ts'
+import {
+  backendPid,
+  freshSchema,
+  openPgStore,
+  pollUntil,
+  TEST_DATABASE_URL,
+  waitersFor,
+  withAdmin,
+} from './pg.ts'
 import { call, drain, settle, sourceAndHook, syncPayloads } from './profile-backends.ts'
 
 let schema: string
@@ -127,5 +138,52 @@ test('a database queued before the upgrade: new marks take numbers above every e
     )
   } finally {
     await upgraded.close()
+  }
+})
+
+test('a change that queues a backfill while an evaluation finds the queue empty leaves it computing', async () => {
+  // A schema of its own: the queue must be empty. Another connection stands for the process making the
+  // change, holding its transaction open while the evaluation waits on the computation's row.
+  const own = await freshSchema()
+  const ownStore = await openPgStore(own.schema)
+  const change = new pg.Client({ connectionString: TEST_DATABASE_URL })
+  const observer = new pg.Client({ connectionString: TEST_DATABASE_URL })
+  try {
+    const created = (await ownStore.createComputedTrait({
+      name: 'Visits',
+      key: 'visits',
+      kind: 'count',
+      event: 'Visit',
+      property: null,
+      where: [],
+      withinDays: null,
+      destinationIds: [],
+    }))!
+    assert.equal(created.status, 'computing', 'nothing to backfill yet, not live until evaluated')
+    await change.connect()
+    await observer.connect()
+    await change.query(`SET search_path TO ${own.schema}`)
+    await change.query('BEGIN')
+    await change.query('UPDATE computations SET updated_at = updated_at + 1 WHERE id = $1', [created.id])
+    await change.query("INSERT INTO profile_dirty (profile_id) VALUES ('prf_queued_by_the_change')")
+    const evaluating = ownStore.evaluateComputations(100)
+    const changePid = await backendPid(change)
+    await pollUntil(
+      'the evaluation to wait on the changed row',
+      () => waitersFor(observer, changePid),
+      (waiting) => waiting.length > 0,
+    )
+    await change.query('COMMIT')
+    await evaluating
+    assert.equal(
+      (await ownStore.getComputedTrait(created.id))?.status,
+      'computing',
+      'a profile is queued: not live until it is evaluated',
+    )
+  } finally {
+    await change.end().catch(() => {})
+    await observer.end().catch(() => {})
+    await ownStore.close()
+    await own.drop()
   }
 })

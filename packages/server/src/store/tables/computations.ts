@@ -128,8 +128,8 @@ export interface ComputationsSql {
   delete(id: string): Awaitable<boolean>
   /**
    * Computations whose backfill queue has drained become live: only while no profile is queued, checked
-   * in the same statement, since one of `ids` may have been created (its backfill queued) after the
-   * caller saw the queue empty.
+   * by the store itself, since one of `ids` may have been changed (its backfill queued) after the caller
+   * saw the queue empty, or may be being changed right now (another process's transaction).
    */
   markLive(ids: string[]): Awaitable<void>
   /** How many profiles have a value (for an audience: members). */

@@ -112,12 +112,20 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
           [pgText(id)],
         )
       )[0]!.n > 0,
-    async markLive(ids) {
-      await db.run(
-        "UPDATE computations SET status = 'live' WHERE status = 'computing' AND id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM profile_dirty)",
-        [ids],
-      )
-    },
+    markLive: (ids) =>
+      db.transaction(async (client) => {
+        // The rows first: a change committing its backfill right now is waited for here. The check
+        // below is a new statement, so it sees the profiles that change queued. In one statement the
+        // row would be re-read after the wait, but the queue as it was before: live with a backfill due.
+        await client.query(
+          "SELECT id FROM computations WHERE status = 'computing' AND id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+          [ids],
+        )
+        await client.query(
+          "UPDATE computations SET status = 'live' WHERE status = 'computing' AND id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM profile_dirty)",
+          [ids],
+        )
+      }),
     size: async (id) =>
       (
         await db.query<{ n: number }>(
