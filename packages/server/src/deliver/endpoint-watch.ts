@@ -159,7 +159,17 @@ export class EndpointWatch {
     this.#background(
       (async () => {
         const ended = await this.#store.markEndpointRecovered(destination.id, watch.url, now)
-        if (ended && reachedAlert)
+        if (!ended) return
+        // The failing alert may have come from another process (the failures were shared out, or
+        // the one that saw them has since stopped): a recovery is owed when the URL's last alert of
+        // the two says it is failing.
+        const owed =
+          reachedAlert ||
+          (await this.#store.lastOperationalEventType(subject(destination.id, watch.url), [
+            'destination.url.failing',
+            'destination.url.recovered',
+          ])) === 'destination.url.failing'
+        if (owed)
           await this.#store.recordOperationalEvent(
             {
               type: 'destination.url.recovered',

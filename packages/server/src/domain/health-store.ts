@@ -108,6 +108,11 @@ export interface HealthStore {
   ): Promise<OperationalEvent | null>
   /** The most recent events, newest first. */
   listOperationalEvents(limit: number): Promise<OperationalEvent[]>
+  /** Which of `types` the newest event about `subject` has; null when there is none of them. */
+  lastOperationalEventType(
+    subject: string,
+    types: OperationalEventType[],
+  ): Promise<OperationalEventType | null>
   /** Leases up to `limit` due pending alerts until `now + leaseMs`, oldest first. */
   claimAlerts(limit: number, now: number, leaseMs: number): Promise<ClaimedAlert[]>
   /** Records what sending an alert came to, releasing its lease. */

@@ -2,7 +2,7 @@
  * Endpoint health shared across Sluice processes on one PostgreSQL: a URL disabled by one process's
  * request (410) gets no request from any process; its deliveries wait in every process; enabling it
  * through another process's API sends them; a failing alert is sent once although both processes
- * see the failures.
+ * see the failures; a recovery seen by another process than the one that alerted is alerted too.
  */
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
@@ -134,4 +134,58 @@ test('two processes seeing a URL fail send its failing alert once', async () => 
     PATIENCE_MS,
   )
   assert.equal(new Set(failing().map((r) => r.headers['webhook-id'])).size, 1)
+})
+
+test('a URL that recovers in another process than the one that sent its failing alert: the recovery is alerted', async () => {
+  const database = await freshDatabase()
+  const alerts = await startReceiver()
+  let up = false
+  const flaky = await startReceiver((_req, res) => {
+    res.writeHead(up ? 200 : 500)
+    res.end()
+  })
+  receivers.push(alerts, flaky)
+  const settings = { databaseUrl: database.url, retry: { baseDelayMs: 20, maxDelayMs: 40, windowMs: 60_000 } }
+  const alerting = await startTestSluice(settings)
+  let recovering: TestSluice | undefined
+  const alertsOf = (type: string) =>
+    alerts.requests.filter((r) => (JSON.parse(r.body.toString('utf8')) as { type: string }).type === type)
+  try {
+    assert.equal((await alerting.api('PUT', '/api/v1/alerts', { url: `${alerts.url}/alerts` })).status, 200)
+    const source = await alerting.createSource('flaky')
+    await alerting.api('POST', '/api/v1/destinations', {
+      name: 'flaky',
+      type: 'webhooks',
+      sourceIds: [source.id],
+      settings: { webhooks: [{ url: `${flaky.url}/flaky` }] },
+    })
+    const batch = Array.from({ length: 30 }, (_, i) => ({
+      type: 'track',
+      userId: 'u',
+      event: 'E',
+      messageId: `r-${i}`,
+    }))
+    await send(alerting.url, '/v1/batch', { batch }, { writeKey: source.writeKey })
+    await until(
+      'the failing alert',
+      () => alertsOf('destination.url.failing'),
+      (list) => list.length === 1,
+      PATIENCE_MS,
+    )
+    // The process that saw the failures and alerted stops; another, which saw none of them, delivers
+    // the retries once the URL answers again.
+    await alerting.close()
+    up = true
+    recovering = await startTestSluice(settings)
+    await until(
+      'the recovered alert',
+      () => alertsOf('destination.url.recovered'),
+      (list) => list.length === 1,
+      PATIENCE_MS,
+    )
+  } finally {
+    await recovering?.destroy()
+    await alerting.destroy()
+    await database.drop()
+  }
 })

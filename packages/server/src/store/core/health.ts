@@ -11,6 +11,7 @@ import type {
   HealthStore,
   NewOperationalEvent,
   OperationalEvent,
+  OperationalEventType,
 } from '../../domain/health-store.ts'
 import { newId } from '../../lib/ids.ts'
 import { toAttemptSummaries, toEndpointState } from '../tables/endpoint-states.ts'
@@ -93,6 +94,16 @@ export class HealthCore implements HealthStore {
     if (wanted) this.#changes.committed('deliveries')
     const full: OperationalEventRow = { ...row, id: 0, attempt_count: 0, lease_until: null, last_error: null }
     return toOperationalEvent(full)
+  }
+
+  async lastOperationalEventType(
+    subject: string,
+    types: OperationalEventType[],
+  ): Promise<OperationalEventType | null> {
+    return (
+      ((await this.#sql.operationalEvents.lastType(subject, types)) as OperationalEventType | undefined) ??
+      null
+    )
   }
 
   async listOperationalEvents(limit: number): Promise<OperationalEvent[]> {

@@ -44,6 +44,8 @@ export interface OperationalEventsSql {
    */
   insert(row: NewOperationalEventRow, quietSince: number | null): Awaitable<boolean>
   list(limit: number): Awaitable<OperationalEventRow[]>
+  /** The type of the newest event of `subject` among `types`, if any. */
+  lastType(subject: string, types: string[]): Awaitable<string | undefined>
   /** Leases due pending rows, oldest first. */
   claim(limit: number, now: number, leaseUntil: number): Awaitable<OperationalEventRow[]>
   /** Sets the alert status, next attempt and error, adds one attempt, and releases the lease. */

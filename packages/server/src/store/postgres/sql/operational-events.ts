@@ -34,6 +34,14 @@ export function postgresOperationalEvents(db: PostgresDatabase): OperationalEven
       }),
     list: (limit) =>
       db.query<OperationalEventRow>('SELECT * FROM operational_events ORDER BY id DESC LIMIT $1', [limit]),
+    lastType: async (subject, types) =>
+      (
+        await db.query<{ type: string }>(
+          `SELECT type FROM operational_events WHERE type = ANY($2::text[]) AND subject = $1
+           ORDER BY created_at DESC, id DESC LIMIT 1`,
+          [pgText(subject), types],
+        )
+      )[0]?.type,
     claim: (limit, now, leaseUntil) =>
       db.query<OperationalEventRow>(
         `UPDATE operational_events SET lease_until = $3 WHERE id IN (

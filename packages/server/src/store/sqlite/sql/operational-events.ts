@@ -33,6 +33,15 @@ export function sqliteOperationalEvents(db: SqliteDatabase): OperationalEventsSq
       db
         .sql('SELECT * FROM operational_events ORDER BY id DESC LIMIT +?')
         .all(limit) as unknown as OperationalEventRow[],
+    lastType: (subject, types) =>
+      (
+        db
+          .sql(
+            `SELECT type FROM operational_events WHERE type IN (SELECT value FROM json_each(?)) AND subject = ?
+             ORDER BY created_at DESC, id DESC LIMIT 1`,
+          )
+          .get(JSON.stringify(types), subject) as { type: string } | undefined
+      )?.type,
     claim: (limit, now, leaseUntil) =>
       db.transaction(() => {
         const rows = db
