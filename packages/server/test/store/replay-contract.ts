@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
-import type { LeasedReplay, ReplayStep } from '../../src/domain/replays.ts'
+import type { LeasedReplay, Replay, ReplayStep } from '../../src/domain/replays.ts'
 import { message, type OpenedStore, type StoreBackend } from './contract.ts'
 
 export function replayContract(backend: StoreBackend): void {
@@ -47,6 +47,12 @@ export function replayContract(backend: StoreBackend): void {
       force: false,
     })
     return { source, destination, replay }
+  }
+
+  /** Another replay of `replay`'s destination, sources and window (not forced). */
+  function sameWindowAgain({ store }: OpenedStore, replay: Replay): Promise<Replay> {
+    const { destinationId, sourceIds, from, to } = replay
+    return store.createReplay({ destinationId, sourceIds, from, to, types: null, events: null, force: false })
   }
 
   /** A step over every call the candidates read, all matched. */
@@ -128,15 +134,7 @@ export function replayContract(backend: StoreBackend): void {
         enqueued: 3,
         skipped: 0,
       })
-      const again = await opened.store.createReplay({
-        destinationId: destination.id,
-        sourceIds: replay.sourceIds,
-        from: replay.from,
-        to: replay.to,
-        types: null,
-        events: null,
-        force: false,
-      })
+      const again = await sameWindowAgain(opened, replay)
       const forced = await opened.store.createReplay({ ...again, destinationId: destination.id, force: true })
       const leases = await opened.store.leaseReplays('runner', Date.now(), Date.now() + 10_000)
       const byId = new Map(leases.map((held) => [held.id, held]))
@@ -158,15 +156,7 @@ export function replayContract(backend: StoreBackend): void {
       async (opened) => {
         const calls = 405
         const { destination, replay } = await history(opened, calls)
-        const again = await opened.store.createReplay({
-          destinationId: destination.id,
-          sourceIds: replay.sourceIds,
-          from: replay.from,
-          to: replay.to,
-          types: null,
-          events: null,
-          force: false,
-        })
+        const again = await sameWindowAgain(opened, replay)
         const other = await opened.second()
         const leases = await opened.store.leaseReplays('runner', Date.now(), Date.now() + 60_000)
         assert.equal(leases.length, 2)
