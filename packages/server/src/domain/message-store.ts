@@ -26,7 +26,11 @@ export interface AcceptedMessage {
 }
 
 export interface IngestOutcome {
-  /** Per input message, in order: true when stored, false when dropped as a duplicate. */
+  /**
+   * Per input message, in order: true when accepted, false when dropped as a duplicate. An accepted
+   * call is stored, unless a deletion request that committed first erases it (received before the
+   * request, committed after it): that call is withheld, as if stored and erased at once.
+   */
   stored: boolean[]
   /** Delivery records created (one per message per enabled, connected, routed destination). */
   deliveriesCreated: number
@@ -45,8 +49,9 @@ export interface MessageStore {
   /**
    * Stores accepted messages in one transaction: drops those whose (sourceId, messageId) was received
    * within the store's dedupe window (its `dedupeWindowMs` option; the caller keeps retention at least
-   * that long), inserts the rest, and creates their delivery records for every enabled destination
-   * connected to the message's source whose type is in `routeTo`. Resolves once committed.
+   * that long), withholds those a committed deletion request erases (`erasedOnArrival`), inserts the
+   * rest, and creates their delivery records for every enabled destination connected to the message's
+   * source whose type is in `routeTo`. Resolves once committed.
    */
   ingest(messages: AcceptedMessage[]): Promise<IngestOutcome>
   getMessage(sourceId: string, messageId: string): Promise<StoredMessage | null>

@@ -34,6 +34,42 @@ export interface ErasureScope {
   createdAt: number
 }
 
+/**
+ * Whether a deletion request's erasure covers a call of `sourceId` received at `receivedAt` by one of
+ * its users: it erases every call received up to its creation, in its sources.
+ */
+export const erasureCovers = (scope: ErasureScope, sourceId: string, receivedAt: number): boolean =>
+  receivedAt <= scope.createdAt && (scope.sourceIds === null || scope.sourceIds.includes(sourceId))
+
+/**
+ * Which of these calls, being committed now, a deletion request already committed erases: calls
+ * received before the request whose commit came after it (the request's erasure scan could not see
+ * them). Ingest withholds them, as if they had been stored and erased at once. Null when none.
+ */
+export function erasedOnArrival(
+  erasures: readonly ErasureScope[],
+  calls: readonly {
+    sourceId: string
+    receivedAt: number
+    userId?: string | null
+    previousId?: string | null
+  }[],
+): Set<number> | null {
+  if (erasures.length === 0) return null
+  const erased = new Set<number>()
+  for (let index = 0; index < calls.length; index++) {
+    const call = calls[index]!
+    const covered = erasures.some(
+      (scope) =>
+        erasureCovers(scope, call.sourceId, call.receivedAt) &&
+        ((call.userId != null && scope.userIds.includes(call.userId)) ||
+          (call.previousId != null && scope.userIds.includes(call.previousId))),
+    )
+    if (covered) erased.add(index)
+  }
+  return erased.size > 0 ? erased : null
+}
+
 /** One request's erasure batch failed (rolled back); `cause` says why. */
 export class ErasureFailed extends Error {
   readonly regulationId: string

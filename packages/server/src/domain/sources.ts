@@ -13,7 +13,10 @@ export interface Source {
 }
 
 export interface SourceStats {
-  /** Messages stored and routed. */
+  /**
+   * Messages accepted: stored and routed, or withheld because a deletion request made after they were
+   * received had committed before they were (as if stored and erased at once).
+   */
   accepted: number
   /** Messages dropped because the same messageId came from this source within the dedupe window. */
   duplicates: number

@@ -1,7 +1,7 @@
 import type { AcceptedMessage, IngestOutcome, MessageStore } from '../domain/message-store.ts'
 import { type Metrics, NO_METRICS } from '../observe/metrics.ts'
 
-/** Per submitted message, in order: true when stored, false when dropped as a duplicate. */
+/** Per submitted message, in order: true when accepted (IngestOutcome.stored), false when dropped as a duplicate. */
 export interface SubmitOutcome {
   stored: boolean[]
 }

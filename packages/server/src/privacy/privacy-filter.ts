@@ -9,7 +9,7 @@
  */
 
 import type { ClaimedDelivery } from '../domain/delivery-store.ts'
-import type { ErasureScope, PrivacyStore } from '../domain/privacy-store.ts'
+import { type ErasureScope, erasureCovers, type PrivacyStore } from '../domain/privacy-store.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { StoreWatch } from '../store/store.ts'
 
@@ -138,11 +138,7 @@ export class PrivacyFilter {
       const id = subjectId(delivery.payload[field])
       if (id === null) continue
       for (const erasure of this.erasures.get(id) ?? []) {
-        if (
-          delivery.receivedAt <= erasure.createdAt &&
-          (erasure.sourceIds === null || erasure.sourceIds.includes(delivery.sourceId))
-        )
-          return true
+        if (erasureCovers(erasure, delivery.sourceId, delivery.receivedAt)) return true
       }
     }
     return false

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
+import type { AcceptedMessage } from '../../src/domain/message-store.ts'
 import { opensslHmacSha1, type Receiver, type RecordedRequest, startReceiver } from '../deliver/receivers.ts'
 import { startTestSluice, type TestSluice } from '../helpers/sluice.ts'
 import { send, trackCall } from '../helpers/tracking.ts'
@@ -364,8 +365,8 @@ describe('privacy: a delivery already claimed when the deletion arrives is never
   })
 })
 
-describe('privacy: a call received before the deletion but committed after it is never sent', () => {
-  test('its delivery, left by the cancellation, is deleted when it is claimed', async () => {
+describe('privacy: a call received before the deletion but committed after it is never stored or sent', () => {
+  test('it is acknowledged, and only the call made after the request goes out', async () => {
     const sluice = await startTestSluice()
     const receiver = await startReceiver()
     try {
@@ -383,47 +384,38 @@ describe('privacy: a call received before the deletion but committed after it is
       })
       assert.equal(regulation.status, 201)
       // The store as it sees a commit that was in flight when the request was made: received a moment
-      // before the request, stored after its cancellation ran.
-      const receivedAt = Date.parse(regulation.body.createdAt as string) - 1
-      const stored = (messageId: string, at: number) =>
-        JSON.stringify({
+      // before the request, committed after it (and after its erasure scan).
+      const call = (messageId: string, receivedAt: number): AcceptedMessage => ({
+        sourceId: source.id,
+        messageId,
+        type: 'track',
+        receivedAt,
+        routeTo: ['webhooks'],
+        userId: 'late',
+        payloadJson: JSON.stringify({
           type: 'track',
           userId: 'late',
           event: 'E',
           messageId,
-          timestamp: new Date(at).toISOString(),
-          receivedAt: new Date(at).toISOString(),
-        })
-      await sluice.store.ingest([
-        {
-          sourceId: source.id,
-          messageId: 'late-1',
-          type: 'track',
-          receivedAt,
-          routeTo: ['webhooks'],
-          payloadJson: stored('late-1', receivedAt),
-        },
+          timestamp: new Date(receivedAt).toISOString(),
+          receivedAt: new Date(receivedAt).toISOString(),
+        }),
+      })
+      const late = await sluice.store.ingest([
+        call('late-1', Date.parse(regulation.body.createdAt as string) - 1),
       ])
-      const afterAt = Date.now()
-      await sluice.store.ingest([
-        {
-          sourceId: source.id,
-          messageId: 'after-1',
-          type: 'track',
-          receivedAt: afterAt,
-          routeTo: ['webhooks'],
-          payloadJson: stored('after-1', afterAt),
-        },
-      ])
+      assert.deepEqual(late.stored, [true], 'acknowledged: it was received before the request')
+      assert.equal(late.deliveriesCreated, 0)
+      assert.equal(await sluice.store.getMessage(source.id, 'late-1'), null, 'erased as it arrived')
+      await sluice.store.ingest([call('after-1', Date.now())])
       await until(
         'the call made after the request arrives',
         () => bodies(receiver).length,
         (n) => n === 1,
       )
-      await until(
-        "the late call's delivery is gone",
-        async () => (await sluice.store.listDeliveries(destinationId, { limit: 10 })).map((d) => d.messageId),
-        (ids) => ids.join() === 'after-1',
+      assert.deepEqual(
+        (await sluice.store.listDeliveries(destinationId, { limit: 10 })).map((d) => d.messageId),
+        ['after-1'],
       )
       assert.deepEqual(
         bodies(receiver).map((b) => [b.type, b.messageId]),

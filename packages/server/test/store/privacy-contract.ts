@@ -278,6 +278,69 @@ export function privacyContract(backend: StoreBackend): void {
       ])
     })
 
+    withStore(
+      'a call received before a deletion and committed after it is accepted but never stored, routed or profiled',
+      async (store) => {
+        const a = await store.createSource({ name: 'A', enabled: true })
+        const b = await store.createSource({ name: 'B', enabled: true })
+        const toA = await store.createDestination({
+          name: 'A',
+          type: 'webhooks',
+          enabled: true,
+          sourceIds: [a.id, b.id],
+          settings,
+        })
+        const regulation = await store.createRegulation({
+          type: 'DELETE_ONLY',
+          subjectIds: ['late', 'aliased'],
+          sourceIds: [a.id],
+        })
+        await eraseAll(store, 100)
+        // The commits of calls received a moment before the request, which its erasure scan missed.
+        const before = regulation.createdAt - 1
+        const outcome = await store.ingest([
+          { ...call(a, 'late-1', 'late'), receivedAt: before },
+          { ...call(a, 'keep-1', 'keeper'), receivedAt: before },
+          { ...call(a, 'late-alias', 'new-id', 'aliased'), receivedAt: before },
+          { ...call(b, 'other-source', 'late'), receivedAt: before },
+          { ...call(a, 'at-creation', 'late'), receivedAt: regulation.createdAt },
+          { ...call(a, 'after-1', 'late'), receivedAt: regulation.createdAt + 1 },
+        ])
+        assert.deepEqual(outcome.stored, [true, true, true, true, true, true], 'every call is acknowledged')
+        const kept = async (source: Source, id: string) => (await store.getMessage(source.id, id)) !== null
+        assert.deepEqual(
+          [
+            await kept(a, 'late-1'),
+            await kept(a, 'keep-1'),
+            await kept(a, 'late-alias'),
+            await kept(b, 'other-source'),
+            await kept(a, 'at-creation'),
+            await kept(a, 'after-1'),
+          ],
+          [false, true, false, true, false, true],
+          'what the request covers (its users, by userId or previousId, in its sources, received up to its creation) is not stored; the rest is',
+        )
+        assert.equal(outcome.deliveriesCreated, 3)
+        assert.deepEqual(
+          (await claimAll(store, toA.id))
+            .filter((d) => d.payload.type === 'track' || d.payload.type === 'alias')
+            .map((d) => d.payload.messageId)
+            .sort(),
+          ['after-1', 'keep-1', 'other-source'],
+        )
+        assert.equal((await store.getSourceStats(a.id)).accepted, 5, 'counted as accepted, not as duplicates')
+        assert.equal((await store.getSourceStats(a.id)).duplicates, 0)
+        while ((await store.consumeIntoProfiles()) > 0);
+        const late = await store.findProfile({ userId: 'late' })
+        assert.deepEqual(
+          (await store.listProfileEvents(late!.id, { limit: 10 })).events.map((e) => e.messageId).sort(),
+          ['after-1', 'other-source'],
+          'the erased calls never reach a profile',
+        )
+        assert.equal(await store.findProfile({ userId: 'new-id' }), null)
+      },
+    )
+
     withStore('a deletion of users nobody has heard of finishes with nothing to send', async (store) => {
       await store.createSource({ name: 'A', enabled: true })
       const regulation = await store.createRegulation({

@@ -39,6 +39,12 @@ function packPayloads(payloads: string[]): string {
  * (source, messageId): the caller drops in-batch repeats first), sorted by (source, messageId) so that
  * concurrent ingests take the key locks in the same order.
  *
+ * - erasing: the deletion requests created since the batch's oldest call ($15), read by
+ *   sluice_erasures_since (022_erasure_barrier.sql) after it takes the erasure barrier's shared lock.
+ *   It MUST run before the statement writes anything, so that an ingest never holds a row lock while
+ *   it waits behind the barrier: `input`, which every write reads, asks it for its first row. A call
+ *   such a request covers (privacy-store.ts `erasedOnArrival`) is `erased`: accepted and counted, but
+ *   neither stored nor routed.
  * - live_sources / targets: lock the sources and their enabled, connected destinations once per
  *   statement (FOR KEY SHARE: what an FK check would take per row; there are no FKs on these tables,
  *   see 001_init.sql). A concurrent deleteSource / deleteDestination waits for this transaction, and
@@ -60,8 +66,16 @@ function packPayloads(payloads: string[]): string {
  *   route/gates.ts), counted per destination for the accepted messages, in the same random shard.
  */
 const INGEST_SQL = `
-WITH input AS MATERIALIZED (
-  SELECT i.*, nextval('messages_pk_seq') AS pk
+WITH erasing AS MATERIALIZED (
+  SELECT e.created_at, ARRAY(SELECT jsonb_array_elements_text(e.subject_ids::jsonb)) AS users,
+    CASE WHEN e.source_ids IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(e.source_ids::jsonb)) END AS sources
+  FROM sluice_erasures_since($15::bigint) e
+),
+input AS MATERIALIZED (
+  SELECT i.*, nextval('messages_pk_seq') AS pk,
+    EXISTS (SELECT 1 FROM erasing e WHERE i.received_at <= e.created_at
+      AND (e.sources IS NULL OR i.source_id = ANY (e.sources))
+      AND (i.user_id = ANY (e.users) OR i.previous_id = ANY (e.users))) AS erased
   FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], string_to_array($5::text, chr(1)), $6::text[],
       $12::text[], $13::text[], $14::text[])
     WITH ORDINALITY AS i(source_id, message_id, received_at, type, payload, route_to, user_id, previous_id, closed, ord)
@@ -90,13 +104,14 @@ accepted AS MATERIALIZED (
 ),
 stored AS (
   INSERT INTO messages (pk, source_id, message_id, type, received_at, payload, user_id, previous_id)
-  SELECT pk, source_id, message_id, type, received_at, payload, user_id, previous_id FROM accepted ORDER BY ord
+  SELECT pk, source_id, message_id, type, received_at, payload, user_id, previous_id FROM accepted
+  WHERE NOT erased ORDER BY ord
 ),
 created AS (
   INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
   SELECT a.pk, t.id, 'pending', $8, $8, $8
   FROM accepted a JOIN targets t ON t.source_id = a.source_id
-  WHERE t.type = ANY (string_to_array(a.route_to, ','))
+  WHERE NOT a.erased AND t.type = ANY (string_to_array(a.route_to, ','))
     AND (a.closed = '' OR NOT (
       t.id || '=f' = ANY (string_to_array(a.closed, ',')) OR t.id || '=s' = ANY (string_to_array(a.closed, ','))))
   ORDER BY a.pk, t.id
@@ -199,6 +214,7 @@ export function postgresIngest(db: PostgresDatabase): IngestSql {
         unique.map((u) => u.message),
         sources.map((source) => source.sourceId),
       ),
+      unique.reduce((oldest, u) => Math.min(oldest, u.message.receivedAt), Number.MAX_SAFE_INTEGER),
     ]
     // One statement is one transaction: it commits as a whole or not at all. A rejected promise here —
     // including a connection cut during the commit — makes the Tracking API answer 5xx, never 200.

@@ -204,8 +204,12 @@ export function postgresRegulations(db: PostgresDatabase): RegulationsSql {
          AND (created_at >= $1 OR erasure_pending) ORDER BY created_at`,
         [since],
       ),
-    eraseNext: (limit, skip) =>
-      db.transaction(async (client) => {
+    eraseNext: async (limit, skip) => {
+      // The erasure barrier (022_erasure_barrier.sql): wait for every ingest committing right now, so
+      // that a call received before a request and still being committed is either visible to this
+      // batch's scan or withheld by its ingest. One autocommitted statement: the lock cannot outlive it.
+      await db.query("SELECT pg_advisory_xact_lock(hashtext('sluice.erasure-barrier:' || current_schema()))")
+      return db.transaction(async (client) => {
         // No wait for the WAL flush: a batch lost to a crash takes its progress (erasure_pending, the
         // count) with it and is simply erased again.
         await client.query("SELECT set_config('synchronous_commit', 'off', true)")
@@ -222,7 +226,8 @@ export function postgresRegulations(db: PostgresDatabase): RegulationsSql {
         } catch (error) {
           throw new ErasureFailed(row.id, error)
         }
-      }),
+      })
+    },
     profileErasuresDue: () =>
       rows(
         `SELECT * FROM regulations WHERE type IN ('DELETE_ONLY', 'SUPPRESS_WITH_DELETE')

@@ -6,8 +6,10 @@
 import type { SQLInputValue } from 'node:sqlite'
 import type { DestinationType } from '../../../domain/destinations.ts'
 import type { AcceptedMessage } from '../../../domain/message-store.ts'
+import { type ErasureScope, erasedOnArrival } from '../../../domain/privacy-store.ts'
 import { type Router, type RoutingRow, routerOf } from '../../../route/gates.ts'
 import type { IngestSql, MessageRow } from '../../tables/messages.ts'
+import { type RegulationRow, toErasureScope } from '../../tables/regulations.ts'
 import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
 import { dedupeKey } from '../dedupe-key.ts'
 import type { IngestHandoff } from '../ingest-handoff.ts'
@@ -157,6 +159,22 @@ export function sqliteIngest(db: SqliteDatabase, handoff: IngestHandoff): Ingest
       })),
     )
 
+  /**
+   * The deletion requests created at or after `since` (normally none: an index range from the oldest
+   * call's receive time). Read inside the ingest transaction: this store is the only writer, so a
+   * request either committed before it (and is seen here) or commits after it (and its erasure scan
+   * sees these calls).
+   */
+  const erasuresSince = (since: number): ErasureScope[] =>
+    (
+      db
+        .sql(
+          `SELECT id, subject_ids, source_ids, created_at FROM regulations
+           WHERE created_at >= ? AND type IN ('DELETE_ONLY', 'SUPPRESS_WITH_DELETE')`,
+        )
+        .all(since) as unknown as RegulationRow[]
+    ).map(toErasureScope)
+
   return (messages, plan, now, duplicatesAfter) => {
     const countAccepted = db.sql(
       'UPDATE sources SET accepted_count = accepted_count + ?, duplicate_count = duplicate_count + ? WHERE id = ?',
@@ -170,29 +188,36 @@ export function sqliteIngest(db: SqliteDatabase, handoff: IngestHandoff): Ingest
       const stored: boolean[] = new Array(messages.length).fill(false)
       let deliveriesCreated = 0
       const gated = new Map<string, [number, number]>()
+      let oldest = Number.POSITIVE_INFINITY
+      for (const message of messages) if (message.receivedAt < oldest) oldest = message.receivedAt
+      // Calls a deletion request committed before this transaction erases: accepted, never stored.
+      const erased = erasedOnArrival(erasuresSince(oldest), messages)
       for (const { sourceId, total, firsts } of plan) {
         // Dedupe, inside the write transaction: ids this source stored within the window are dropped.
         const ids = firsts.map((i) => messages[i]!.messageId)
         const keys = ids.map((id) => dedupeKey(sourceId, id))
         const known = storedMessageIds(sourceId, ids, keys, duplicatesAfter)
-        const accepted: number[] = []
-        const acceptedKeys: number[] = []
+        let acceptedCount = 0
+        const toStore: number[] = []
+        const toStoreKeys: number[] = []
         for (let f = 0; f < firsts.length; f++) {
           if (known.has(ids[f]!)) continue
-          accepted.push(firsts[f]!)
-          acceptedKeys.push(keys[f]!)
+          acceptedCount++
+          stored[firsts[f]!] = true
+          if (erased?.has(firsts[f]!)) continue
+          toStore.push(firsts[f]!)
+          toStoreKeys.push(keys[f]!)
         }
-        for (const i of accepted) stored[i] = true
         // The routing decision is made here, once, in the same transaction as the message: a crash
         // after commit can never lose a delivery that should exist.
         const router = routingTargets(sourceId)
         router.startCommit()
         const { targets } = router
-        for (let at = 0; at < accepted.length; at += ROWS_PER_STATEMENT) {
-          const chunk = accepted.slice(at, at + ROWS_PER_STATEMENT)
+        for (let at = 0; at < toStore.length; at += ROWS_PER_STATEMENT) {
+          const chunk = toStore.slice(at, at + ROWS_PER_STATEMENT)
           const firstPk = insertMessages(
             chunk.map((i) => messages[i]!),
-            acceptedKeys.slice(at, at + ROWS_PER_STATEMENT),
+            toStoreKeys.slice(at, at + ROWS_PER_STATEMENT),
           )
           const deliveries: SQLInputValue[] = []
           for (let k = 0; k < chunk.length; k++) {
@@ -214,7 +239,7 @@ export function sqliteIngest(db: SqliteDatabase, handoff: IngestHandoff): Ingest
           const counts = gated.get(id) ?? [0, 0]
           gated.set(id, [counts[0] + filtered, counts[1] + sampledOut])
         }
-        countAccepted.run(accepted.length, total - accepted.length, sourceId)
+        countAccepted.run(acceptedCount, total - acceptedCount, sourceId)
       }
       countGated(gated)
       addSourceMinutes(db, messages, stored)
