@@ -123,6 +123,114 @@ describe('postgres store across processes', () => {
     })
   })
 
+  test('a delivery whose message is gone (a replay racing an erasure) is deleted by the next claim, not left due', async () => {
+    const store = await handle()
+    const source = await store.createSource({ name: 'orphans', enabled: true })
+    const settings = { webhooks: [{ url: 'https://example.com/', headers: {} }], sharedSecret: null }
+    const one = await store.createDestination({
+      name: 'one by one',
+      type: 'webhooks',
+      enabled: true,
+      sourceIds: [source.id],
+      settings,
+    })
+    const batched = await store.createDestination({
+      name: 'batched',
+      type: 'webhooks',
+      enabled: true,
+      sourceIds: [source.id],
+      settings: { ...settings, batching: { maxEvents: 10, maxBytes: 500_000, maxWaitMs: 0 } },
+    })
+    const early = Date.now() - 60_000
+    await store.ingest([message(source, 'gone-1'), message(source, 'gone-2'), message(source, 'kept')])
+    // What the race leaves: the deliveries of two calls whose message rows another transaction deleted.
+    const other = await connect()
+    try {
+      await other.query(
+        "UPDATE deliveries SET next_attempt_at = $1 WHERE message_pk IN (SELECT pk FROM messages WHERE message_id LIKE 'gone-%')",
+        [early],
+      )
+      await other.query("DELETE FROM messages WHERE message_id LIKE 'gone-%'")
+    } finally {
+      await other.end()
+    }
+    const now = Date.now()
+    assert.equal(await store.nextDueAt(one.id, now), early, 'the orphans are at the head of the queue')
+    // A claim of two finds only the orphans at the head: it deletes them and leases nothing.
+    assert.deepEqual(await store.claimDeliveries(one.id, 2, now, 60_000), [])
+    assert.ok((await store.nextDueAt(one.id, now))! > early, 'no longer due')
+    const claimed = await store.claimDeliveries(one.id, 2, now, 60_000)
+    assert.deepEqual(
+      claimed.map((delivery) => delivery.payload.messageId),
+      ['kept'],
+    )
+    // A batching destination's candidates do the same.
+    assert.deepEqual(
+      (await store.batchCandidates(batched.id, 2, now)).map((candidate) => candidate.id),
+      [],
+    )
+    assert.equal((await store.batchCandidates(batched.id, 2, now)).length, 1)
+    const reader = await connect()
+    try {
+      const { rows } = await reader.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM deliveries WHERE destination_id = ANY ($1::text[])',
+        [[one.id, batched.id]],
+      )
+      assert.equal(rows[0]!.n, 2, "the orphans are gone: only each destination's delivery of the kept call")
+    } finally {
+      await reader.end()
+    }
+  })
+
+  test('a computation changed by another process while a PATCH is being written keeps both changes', async () => {
+    const store = await handle()
+    const source = await store.createSource({ name: 'patches', enabled: true })
+    const destination = await store.createDestination({
+      name: 'traits',
+      type: 'webhooks',
+      enabled: true,
+      sourceIds: [source.id],
+      settings: { webhooks: [{ url: 'https://example.com/', headers: {} }], sharedSecret: null },
+    })
+    const trait = (await store.createComputedTrait({
+      name: 'Visits',
+      key: 'visits',
+      kind: 'count',
+      event: 'Visit',
+      property: null,
+      where: [],
+      withinDays: null,
+      destinationIds: [],
+    }))!
+    const other = await connect()
+    const observer = await connect()
+    try {
+      // Another process's change, committed only once the PATCH below has read the row and waits on it.
+      await other.query('BEGIN')
+      await other.query(
+        "UPDATE computations SET name = 'Visits (renamed)', updated_at = updated_at + 1 WHERE id = $1",
+        [trait.id],
+      )
+      const patching = store.updateComputedTrait(trait.id, { destinationIds: [destination.id] })
+      const otherPid = await backendPid(other)
+      await pollUntil(
+        'the PATCH to wait on the changed row',
+        () => waitersFor(observer, otherPid),
+        (waiting) => waiting.length > 0,
+      )
+      await other.query('COMMIT')
+      const patched = await patching
+      assert.deepEqual(
+        [patched?.name, patched?.destinationIds],
+        ['Visits (renamed)', [destination.id]],
+        'the PATCH is applied to the renamed computation, not over it',
+      )
+    } finally {
+      await other.end()
+      await observer.end()
+    }
+  })
+
   test('a key another process is committing right now: wait, then a duplicate (or accepted if it rolled back)', async () => {
     const store = await handle()
     const source = await store.createSource({ name: 'inflight', enabled: true })

@@ -199,8 +199,8 @@ export class ConfigCore implements ConfigStore {
     row: ComputationRow,
     patch: Parameters<ProfileRules['change']>[1],
     now: number,
-  ): { id: string; change: ComputationChange; queue: QueueScope } {
-    const { change, scope } = this.#rules.change(row, patch, now)
-    return { id: row.id, change, queue: scope }
+  ): ConfigRowWrites['updateComputations'][number] {
+    const { change, scope } = this.#rules.change(row, patch, Math.max(now, row.updated_at + 1))
+    return { id: row.id, change, queue: scope, read: { updated_at: row.updated_at, status: null } }
   }
 }

@@ -116,10 +116,10 @@ export class ProfilesCore implements ProfileStore {
 
   async updateComputedTrait(id: string, patch: ComputedTraitPatch): Promise<ComputedTrait | null> {
     const { definition, ...rest } = patch
-    return (await this.#update(id, 'computed_trait', {
+    return (await this.#update(id, 'computed_trait', () => ({
       ...rest,
       ...(definition === undefined ? {} : { definition }),
-    }))
+    })))
       ? this.getComputedTrait(id)
       : null
   }
@@ -151,17 +151,18 @@ export class ProfilesCore implements ProfileStore {
 
   async updateAudience(id: string, patch: AudiencePatch): Promise<Audience | null> {
     const { definition, includeAnonymous, ...rest } = patch
-    const row = definition === undefined && includeAnonymous === undefined ? null : await this.getAudience(id)
-    const tree =
-      row === null
-        ? {}
-        : {
-            definition: {
-              tree: definition ?? row.definition,
-              includeAnonymous: includeAnonymous ?? row.includeAnonymous,
-            },
-          }
-    return (await this.#update(id, 'audience', { ...rest, ...tree })) ? this.getAudience(id) : null
+    const patchOf = (row: ComputationRow): ComputationPatch => {
+      if (definition === undefined && includeAnonymous === undefined) return rest
+      const audience = toAudience(row)
+      return {
+        ...rest,
+        definition: {
+          tree: definition ?? audience.definition,
+          includeAnonymous: includeAnonymous ?? audience.includeAnonymous,
+        },
+      }
+    }
+    return (await this.#update(id, 'audience', patchOf)) ? this.getAudience(id) : null
   }
 
   async deleteAudience(id: string): Promise<boolean> {
@@ -230,10 +231,24 @@ export class ProfilesCore implements ProfileStore {
     return row?.class === computationClass ? row : null
   }
 
-  async #update(id: string, computationClass: ComputationClass, patch: ComputationPatch): Promise<boolean> {
-    const row = await this.#computation(id, computationClass)
-    if (row === null) return false
-    const { change, scope } = this.#rules.change(row, patch, Date.now())
-    return this.#sql.computations.update(id, change, scope)
+  /**
+   * A patch is applied to the row as it is when written: made from the row read, and written only if
+   * that row is unchanged, else made again from the new one. Two PATCHes at once (or a PATCH beside an
+   * evaluation marking the computation live or failed) then both take effect, in some order, instead
+   * of the later one writing back every field as it read it.
+   */
+  async #update(
+    id: string,
+    computationClass: ComputationClass,
+    patchOf: (row: ComputationRow) => ComputationPatch,
+  ): Promise<boolean> {
+    for (;;) {
+      const row = await this.#computation(id, computationClass)
+      if (row === null) return false
+      // Strictly later than the row's stamp, so the next change can tell this one happened.
+      const now = Math.max(Date.now(), row.updated_at + 1)
+      const { change, scope } = this.#rules.change(row, patchOf(row), now)
+      if (await this.#sql.computations.update(id, change, scope, row)) return true
+    }
   }
 }

@@ -44,6 +44,15 @@ export type AudienceDefinition = { tree: AudienceNode; includeAnonymous: boolean
 /** Which profiles a new or changed computation queues: those with a call of one of these events, all, or none. */
 export type QueueScope = { events: string[] } | 'all' | 'none'
 
+/**
+ * What an update checks is unchanged: `updated_at` (every change of a field moves it forward) and the
+ * status (which evaluation changes without moving it), or null when the status may have changed.
+ */
+export interface ComputationStamp {
+  updated_at: number
+  status: ComputationRow['status'] | null
+}
+
 /** What an update writes besides the id. */
 export interface ComputationChange {
   name: string
@@ -121,9 +130,11 @@ export interface ComputationsSql {
   insert(row: ComputationRow, queue: QueueScope): Awaitable<boolean>
   /**
    * Name, destinations, definition and status, and queues `queue`'s profiles again (a new destination
-   * gets every value, a new definition is computed over history), in one transaction.
+   * gets every value, a new definition is computed over history), in one transaction; only if the row
+   * still has the `updated_at` of `read` (the row the change was made from), and its `status` unless
+   * that is null. False when it is gone or has changed since.
    */
-  update(id: string, change: ComputationChange, queue: QueueScope): Awaitable<boolean>
+  update(id: string, change: ComputationChange, queue: QueueScope, read: ComputationStamp): Awaitable<boolean>
   /** The computation with its values and sent state. */
   delete(id: string): Awaitable<boolean>
   /**

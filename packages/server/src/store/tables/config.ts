@@ -4,7 +4,13 @@
  * reference valid, run by each backend inside one transaction (`sqlite/sql/config.ts`,
  * `postgres/sql/config.ts`), where the tables' own transactions join the outer one.
  */
-import type { ComputationChange, ComputationRow, ComputationsSql, QueueScope } from './computations.ts'
+import type {
+  ComputationChange,
+  ComputationRow,
+  ComputationStamp,
+  ComputationsSql,
+  QueueScope,
+} from './computations.ts'
 import type { DestinationChange, DestinationRow, DestinationsSql } from './destinations.ts'
 import type { SourceChange, SourceRow, SourcesSql } from './sources.ts'
 import type { Awaitable } from './sql-types.ts'
@@ -28,7 +34,8 @@ export interface ConfigRowWrites {
   deleteSources: string[]
   insertComputations: { row: ComputationRow; queue: QueueScope }[]
   /** After the insertions: a new computation created disabled is updated here. */
-  updateComputations: { id: string; change: ComputationChange; queue: QueueScope }[]
+  /** `read`: written only if the computation is still as planned (its status may have moved). */
+  updateComputations: { id: string; change: ComputationChange; queue: QueueScope; read: ComputationStamp }[]
 }
 
 export interface ConfigSql {
@@ -97,8 +104,8 @@ export function configSteps(tables: ConfigTables, writes: ConfigRowWrites): Conf
       run: () => computations.insert(row, queue),
       what: `create ${row.class === 'audience' ? 'audience' : 'computed trait'} with key "${row.key}"`,
     })),
-    ...writes.updateComputations.map(({ id, change, queue }) => ({
-      run: () => computations.update(id, change, queue),
+    ...writes.updateComputations.map(({ id, change, queue, read }) => ({
+      run: () => computations.update(id, change, queue, read),
       what: `update computation ${id}`,
     })),
   ]

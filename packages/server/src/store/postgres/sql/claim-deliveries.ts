@@ -4,6 +4,20 @@ import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 
 /**
+ * Deletes the deliveries among `candidates` (a CTE of delivery ids) whose message is gone. There are
+ * none but after a race this store cannot rule out without locking every message a replay reads: a
+ * replay step enqueueing a call while a deletion request or retention deletes it (no foreign keys on
+ * PostgreSQL, see 001_init.sql). Such a delivery can never be sent; left in place, it would stay due
+ * at the head of its destination's queue, taking a claim's places and waking the worker again and
+ * again. A delivery is never committed before its message, so one whose message this statement does
+ * not see has lost it for good.
+ */
+export const DELETE_ORPHANS_AMONG = (candidates: string): string => `orphans AS (
+  DELETE FROM deliveries o WHERE o.id IN (SELECT id FROM ${candidates})
+    AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.pk = o.message_pk)
+)`
+
+/**
  * Picks and leases in one statement. SKIP LOCKED: rows another worker is claiming right now are
  * passed over instead of waited for; once that worker commits, its rows carry a live lease and no
  * longer match. So two claimers never get the same delivery, and neither blocks the other.
@@ -21,7 +35,8 @@ WITH due AS (
   ORDER BY next_attempt_at, id
   LIMIT $3
   FOR UPDATE SKIP LOCKED
-)
+),
+${DELETE_ORPHANS_AMONG('due')}
 UPDATE deliveries d SET lease_until = $4, updated_at = $2
 FROM due, messages m, (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush_wait
 WHERE d.id = due.id AND m.pk = d.message_pk

@@ -83,11 +83,11 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
         await queue(client, scope)
         return true
       }),
-    update: (id, change, scope) =>
+    update: (id, change, scope, read) =>
       db.transaction(async (client) => {
         const updated = await client.query(
           `UPDATE computations SET name = $2, destination_ids = $3, definition = $4, status = $5, error = $6,
-             updated_at = $7 WHERE id = $1`,
+             updated_at = $7 WHERE id = $1 AND updated_at = $8 AND ($9::text IS NULL OR status = $9)`,
           [
             pgText(id),
             pgText(change.name),
@@ -96,6 +96,8 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
             change.status,
             change.error === null ? null : pgText(change.error),
             change.updated_at,
+            read.updated_at,
+            read.status,
           ],
         )
         if ((updated.rowCount ?? 0) === 0) return false

@@ -9,6 +9,7 @@ import type {
 } from '../../tables/delivery-batches.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
+import { DELETE_ORPHANS_AMONG } from './claim-deliveries.ts'
 import { attemptColumns } from './record-outcomes.ts'
 
 const UNBATCHED_DUE = `d.destination_id = $1 AND d.status IN ('pending', 'retrying') AND d.batch_id IS NULL
@@ -75,10 +76,12 @@ export function postgresDeliveryBatches(db: PostgresDatabase): DeliveryBatchesSq
   return {
     candidates: (destinationId, limit, now) =>
       db.query<CandidateRow>(
-        `SELECT d.id, d.next_attempt_at, d.replay_id, d.attempt_count, d.first_attempt_at, d.closed_urls,
+        `WITH head AS (SELECT d.id FROM deliveries d WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at, d.id LIMIT $3),
+         ${DELETE_ORPHANS_AMONG('head')}
+         SELECT d.id, d.next_attempt_at, d.replay_id, d.attempt_count, d.first_attempt_at, d.closed_urls,
            m.payload, m.source_id, m.received_at
          FROM deliveries d JOIN messages m ON m.pk = d.message_pk
-         WHERE ${UNBATCHED_DUE} ORDER BY d.next_attempt_at LIMIT $3`,
+         WHERE d.id IN (SELECT id FROM head) ORDER BY d.next_attempt_at, d.id`,
         [pgText(destinationId), now, limit],
       ),
     form: (destinationId, groups, now, leaseUntil) =>

@@ -61,11 +61,11 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
         queue(scope)
         return true
       }),
-    update: (id, change, scope) =>
+    update: (id, change, scope, read) =>
       db.transaction(() => {
         const found = run(
           `UPDATE computations SET name = ?, destination_ids = ?, definition = ?, status = ?, error = ?,
-             updated_at = ? WHERE id = ?`,
+             updated_at = ? WHERE id = ? AND updated_at = ? AND (?9 IS NULL OR status = ?9)`,
           change.name,
           change.destination_ids,
           change.definition,
@@ -73,6 +73,8 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
           change.error,
           change.updated_at,
           id,
+          read.updated_at,
+          read.status,
         )
         if (found === 0) return false
         queue(scope)
