@@ -32,6 +32,18 @@ function audience(destination: Destination, overrides: Partial<NewAudience> = {}
   }
 }
 
+/** An audience of buyers, and a buyer each for `gone` and `stays`, consumed into profiles. */
+async function buyersGoneAndStays(store: Store, web: Source, hook: Destination): Promise<void> {
+  await store.createAudience(
+    audience(hook, { name: 'Buyers', key: 'buyers', definition: { event: 'Order Completed' } }),
+  )
+  await store.ingest([
+    call(web, { userId: 'gone', event: 'Order Completed' }),
+    call(web, { userId: 'stays', event: 'Order Completed' }),
+  ])
+  await drain(store)
+}
+
 /** The identify calls sent to a destination since `from`, as [userId or anonymousId, traits]. */
 async function sentTo(store: Store, destination: Destination, from = 0): Promise<[string, unknown][]> {
   return (await syncPayloads(store, destination))
@@ -95,13 +107,7 @@ for (const backend of backends) {
     withStore(
       "a deletion request cancels a member's unsent identify and erases it with the user's calls",
       async ({ store }, web, hook) => {
-        await store.createAudience(
-          audience(hook, { name: 'Buyers', key: 'buyers', definition: { event: 'Order Completed' } }),
-        )
-        await store.ingest([
-          call(web, { userId: 'gone', event: 'Order Completed' }),
-          call(web, { userId: 'stays', event: 'Order Completed' }),
-        ])
+        await buyersGoneAndStays(store, web, hook)
         assert.equal(await settle(store), 2, 'both enter, neither identify sent yet')
         await store.createRegulation({ type: 'DELETE_ONLY', subjectIds: ['gone'], sourceIds: null })
         assert.deepEqual(
@@ -115,6 +121,24 @@ for (const backend of backends) {
           1,
           "gone's identify is erased, stays' kept",
         )
+      },
+    )
+
+    withStore(
+      'an identify evaluated before a deletion request and committed after it is not stored',
+      async ({ store }, web, hook) => {
+        await buyersGoneAndStays(store, web, hook)
+        const regulation = await store.createRegulation({
+          type: 'DELETE_ONLY',
+          subjectIds: ['gone'],
+          sourceIds: null,
+        })
+        while ((await store.eraseNext(100)) !== null) {}
+        // The evaluation as it stands when it read the profiles a moment before the request and
+        // commits after the request's erasure ran.
+        await settle(store, regulation.createdAt - 1)
+        assert.deepEqual(await sentTo(store, hook), [['stays', { buyers: true }]])
+        assert.equal(await store.countMessages(COMPUTED_SOURCE_ID), 1, "only stays' identify is stored")
       },
     )
 

@@ -50,6 +50,31 @@ describe('postgres store across processes', () => {
     return client
   }
 
+  /**
+   * Runs `change` in another process's open transaction, starts `work`, and commits the change only once
+   * `work` waits on a row it holds: the one interleaving where `work` read before the change committed.
+   */
+  const whileAnotherCommits = async <T>(change: [string, unknown[]], work: () => Promise<T>): Promise<T> => {
+    const other = await connect()
+    const observer = await connect()
+    try {
+      await other.query('BEGIN')
+      await other.query(...change)
+      const working = work()
+      const otherPid = await backendPid(other)
+      await pollUntil(
+        'the work to wait on the changed row',
+        () => waitersFor(observer, otherPid),
+        (waiting) => waiting.length > 0,
+      )
+      await other.query('COMMIT')
+      return await working
+    } finally {
+      await other.end()
+      await observer.end()
+    }
+  }
+
   before(async () => {
     ;({ schema, drop } = await freshSchema())
   })
@@ -202,33 +227,43 @@ describe('postgres store across processes', () => {
       withinDays: null,
       destinationIds: [],
     }))!
-    const other = await connect()
-    const observer = await connect()
-    try {
-      // Another process's change, committed only once the PATCH below has read the row and waits on it.
-      await other.query('BEGIN')
-      await other.query(
+    // Another process's rename, committed only once the PATCH below has read the row and waits on it.
+    const patched = await whileAnotherCommits(
+      [
         "UPDATE computations SET name = 'Visits (renamed)', updated_at = updated_at + 1 WHERE id = $1",
         [trait.id],
-      )
-      const patching = store.updateComputedTrait(trait.id, { destinationIds: [destination.id] })
-      const otherPid = await backendPid(other)
-      await pollUntil(
-        'the PATCH to wait on the changed row',
-        () => waitersFor(observer, otherPid),
-        (waiting) => waiting.length > 0,
-      )
-      await other.query('COMMIT')
-      const patched = await patching
-      assert.deepEqual(
-        [patched?.name, patched?.destinationIds],
-        ['Visits (renamed)', [destination.id]],
-        'the PATCH is applied to the renamed computation, not over it',
-      )
-    } finally {
-      await other.end()
-      await observer.end()
-    }
+      ],
+      () => store.updateComputedTrait(trait.id, { destinationIds: [destination.id] }),
+    )
+    assert.deepEqual(
+      [patched?.name, patched?.destinationIds],
+      ['Visits (renamed)', [destination.id]],
+      'the PATCH is applied to the renamed computation, not over it',
+    )
+  })
+
+  test('a PATCH that leaves the status alone keeps the failure an evaluation recorded meanwhile', async () => {
+    const store = await handle()
+    const trait = (await store.createComputedTrait({
+      name: 'Spend',
+      key: 'spend',
+      kind: 'sum',
+      event: 'Order Completed',
+      property: 'total',
+      where: [],
+      withinDays: null,
+      destinationIds: [],
+    }))!
+    // An evaluation failing the computation (status and error, updated_at left alone).
+    const patched = await whileAnotherCommits(
+      ["UPDATE computations SET status = 'failed', error = 'boom' WHERE id = $1", [trait.id]],
+      () => store.updateComputedTrait(trait.id, { name: 'Spend (renamed)' }),
+    )
+    assert.deepEqual(
+      [patched?.name, patched?.status, patched?.error],
+      ['Spend (renamed)', 'failed', 'boom'],
+      'renamed, and still failed with its error',
+    )
   })
 
   test('a key another process is committing right now: wait, then a duplicate (or accepted if it rolled back)', async () => {

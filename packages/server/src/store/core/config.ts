@@ -201,6 +201,6 @@ export class ConfigCore implements ConfigStore {
     now: number,
   ): ConfigRowWrites['updateComputations'][number] {
     const { change, scope } = this.#rules.change(row, patch, Math.max(now, row.updated_at + 1))
-    return { id: row.id, change, queue: scope, read: { updated_at: row.updated_at, status: null } }
+    return { id: row.id, change, queue: scope, read: row }
   }
 }

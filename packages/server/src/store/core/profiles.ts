@@ -233,9 +233,9 @@ export class ProfilesCore implements ProfileStore {
 
   /**
    * A patch is applied to the row as it is when written: made from the row read, and written only if
-   * that row is unchanged, else made again from the new one. Two PATCHes at once (or a PATCH beside an
-   * evaluation marking the computation live or failed) then both take effect, in some order, instead
-   * of the later one writing back every field as it read it.
+   * no other update changed that row since, else made again from the new one. Two PATCHes at once then
+   * both take effect, in some order, instead of the later one writing back every field as it read it;
+   * and one that leaves the status alone keeps what evaluation made of it meanwhile (live, failed).
    */
   async #update(
     id: string,

@@ -45,13 +45,10 @@ export type AudienceDefinition = { tree: AudienceNode; includeAnonymous: boolean
 export type QueueScope = { events: string[] } | 'all' | 'none'
 
 /**
- * What an update checks is unchanged: `updated_at` (every change of a field moves it forward) and the
- * status (which evaluation changes without moving it), or null when the status may have changed.
+ * The row an update's change was made from: its `updated_at`, which every change of a field moves
+ * forward, and its status, which evaluation changes without moving it (marking it live or failed).
  */
-export interface ComputationStamp {
-  updated_at: number
-  status: ComputationRow['status'] | null
-}
+export type ComputationStamp = Pick<ComputationRow, 'updated_at' | 'status'>
 
 /** What an update writes besides the id. */
 export interface ComputationChange {
@@ -131,8 +128,9 @@ export interface ComputationsSql {
   /**
    * Name, destinations, definition and status, and queues `queue`'s profiles again (a new destination
    * gets every value, a new definition is computed over history), in one transaction; only if the row
-   * still has the `updated_at` of `read` (the row the change was made from), and its `status` unless
-   * that is null. False when it is gone or has changed since.
+   * still has the `updated_at` of `read` (the row the change was made from). A change that keeps the
+   * status it read keeps the status and error the row has now (evaluation may have marked it live or
+   * failed meanwhile). False when the row is gone or another update changed it since.
    */
   update(id: string, change: ComputationChange, queue: QueueScope, read: ComputationStamp): Awaitable<boolean>
   /** The computation with its values and sent state. */

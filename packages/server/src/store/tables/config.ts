@@ -34,7 +34,7 @@ export interface ConfigRowWrites {
   deleteSources: string[]
   insertComputations: { row: ComputationRow; queue: QueueScope }[]
   /** After the insertions: a new computation created disabled is updated here. */
-  /** `read`: written only if the computation is still as planned (its status may have moved). */
+  /** `read`: the row the change was made from (ComputationsSql.update). */
   updateComputations: { id: string; change: ComputationChange; queue: QueueScope; read: ComputationStamp }[]
 }
 

@@ -15,6 +15,7 @@ import { sumGatedCalls } from '../../tables/destinations.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 import { addGatedCounts } from './destinations.ts'
+import { ERASED_BY, ERASING_CTE, HOLD_ERASURE_BARRIER } from './regulations.ts'
 
 /**
  * Queues the profiles `select` yields (one column of profile ids) for evaluation. Every mark takes a
@@ -86,8 +87,10 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
     update: (id, change, scope, read) =>
       db.transaction(async (client) => {
         const updated = await client.query(
-          `UPDATE computations SET name = $2, destination_ids = $3, definition = $4, status = $5, error = $6,
-             updated_at = $7 WHERE id = $1 AND updated_at = $8 AND ($9::text IS NULL OR status = $9)`,
+          `UPDATE computations SET name = $2, destination_ids = $3, definition = $4,
+             status = CASE WHEN $5::text = $9::text THEN status ELSE $5 END,
+             error = CASE WHEN $5::text = $9::text THEN error ELSE $6 END,
+             updated_at = $7 WHERE id = $1 AND updated_at = $8`,
           [
             pgText(id),
             pgText(change.name),
@@ -184,6 +187,9 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
 
   function applyEvaluation(writes: EvaluationWrites): Promise<boolean> {
     return db.transaction(async (client) => {
+      // Identify calls are stored below: the erasure barrier's shared lock first, before this
+      // transaction holds any row lock, so that it never waits behind the barrier holding one.
+      if (writes.messages.length > 0) await client.query(`SELECT ${HOLD_ERASURE_BARRIER}`)
       const done = await client.query(
         `DELETE FROM profile_dirty d USING unnest($1::text[], $2::bigint[]) AS e(profile_id, seq)
            WHERE d.profile_id = e.profile_id AND d.seq = e.seq`,
@@ -234,10 +240,13 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
         message.destination_ids.map((id) => [message.message_id, id]),
       )
       await client.query(
-        `WITH stored AS (
+        // Of a user a deletion request committed since `now` covers: not stored (as calls are not).
+        `WITH ${ERASING_CTE('$4')},
+         stored AS (
              INSERT INTO messages (source_id, message_id, type, received_at, payload, user_id)
              SELECT $1, message_id, 'identify', $4, payload, user_id
                FROM unnest($2::text[], $3::text[], $7::text[]) AS m(message_id, payload, user_id)
+             WHERE NOT ${ERASED_BY({ sourceId: '$1', receivedAt: '$4::bigint', userId: 'm.user_id', previousId: 'NULL' })}
              RETURNING pk, message_id)
            INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
            SELECT s.pk, t.destination_id, 'pending', $4, $4, $4

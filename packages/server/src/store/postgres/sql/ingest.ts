@@ -11,6 +11,7 @@ import { closedGates, gateOfRow, type RoutingRow } from '../../../route/gates.ts
 import type { IngestSql } from '../../tables/messages.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
+import { ERASED_BY, ERASING_CTE } from './regulations.ts'
 import { SOURCE_MINUTES_CTE } from './rollups.ts'
 import { COUNTER_SHARDS } from './sources.ts'
 
@@ -39,12 +40,11 @@ function packPayloads(payloads: string[]): string {
  * (source, messageId): the caller drops in-batch repeats first), sorted by (source, messageId) so that
  * concurrent ingests take the key locks in the same order.
  *
- * - erasing: the deletion requests created since the batch's oldest call ($15), read by
- *   sluice_erasures_since (022_erasure_barrier.sql) after it takes the erasure barrier's shared lock.
- *   It MUST run before the statement writes anything, so that an ingest never holds a row lock while
- *   it waits behind the barrier: `input`, which every write reads, asks it for its first row. A call
- *   such a request covers (privacy-store.ts `erasedOnArrival`) is `erased`: accepted and counted, but
- *   neither stored nor routed.
+ * - erasing: the deletion requests created since the batch's oldest call ($15) (regulations.ts
+ *   ERASING_CTE). It runs before the statement writes anything, so an ingest holds no row lock of its
+ *   own writes while it waits behind the erasure barrier: `input`, which every write reads, asks it for
+ *   its first row. A call such a request covers is `erased`: accepted and counted, but neither stored
+ *   nor routed.
  * - live_sources / targets: lock the sources and their enabled, connected destinations once per
  *   statement (FOR KEY SHARE: what an FK check would take per row; there are no FKs on these tables,
  *   see 001_init.sql). A concurrent deleteSource / deleteDestination waits for this transaction, and
@@ -66,16 +66,10 @@ function packPayloads(payloads: string[]): string {
  *   route/gates.ts), counted per destination for the accepted messages, in the same random shard.
  */
 const INGEST_SQL = `
-WITH erasing AS MATERIALIZED (
-  SELECT e.created_at, ARRAY(SELECT jsonb_array_elements_text(e.subject_ids::jsonb)) AS users,
-    CASE WHEN e.source_ids IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(e.source_ids::jsonb)) END AS sources
-  FROM sluice_erasures_since($15::bigint) e
-),
+WITH ${ERASING_CTE('$15')},
 input AS MATERIALIZED (
   SELECT i.*, nextval('messages_pk_seq') AS pk,
-    EXISTS (SELECT 1 FROM erasing e WHERE i.received_at <= e.created_at
-      AND (e.sources IS NULL OR i.source_id = ANY (e.sources))
-      AND (i.user_id = ANY (e.users) OR i.previous_id = ANY (e.users))) AS erased
+    ${ERASED_BY({ sourceId: 'i.source_id', receivedAt: 'i.received_at', userId: 'i.user_id', previousId: 'i.previous_id' })} AS erased
   FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], string_to_array($5::text, chr(1)), $6::text[],
       $12::text[], $13::text[], $14::text[])
     WITH ORDINALITY AS i(source_id, message_id, received_at, type, payload, route_to, user_id, previous_id, closed, ord)

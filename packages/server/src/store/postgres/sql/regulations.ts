@@ -36,6 +36,37 @@ const USERS_MESSAGES = `
 
 const texts = (ids: string[]): string[] => ids.map((id) => pgText(id))
 
+/** The erasure barrier's advisory lock, per schema (the same expression as in 022_erasure_barrier.sql). */
+const ERASURE_BARRIER_KEY = "hashtext('sluice.erasure-barrier:' || current_schema())"
+
+/** Takes the erasure barrier's shared lock until the transaction ends (as sluice_erasures_since does). */
+export const HOLD_ERASURE_BARRIER = `pg_advisory_xact_lock_shared(${ERASURE_BARRIER_KEY})`
+
+/**
+ * A CTE `erasing` (created_at, users, sources): the deletion requests created at or after `since` (a
+ * bigint parameter), read by sluice_erasures_since (022_erasure_barrier.sql) once it holds the erasure
+ * barrier's shared lock, which the statement's transaction keeps until it commits. Every statement
+ * that stores calls (or Sluice's own identify calls) MUST read it before it writes them and store none
+ * it covers (`ERASED_BY`): the barrier that each erasure batch takes first then guarantees that a call
+ * received before a request is either seen by the batch or withheld here.
+ */
+export const ERASING_CTE = (since: string): string => `erasing AS MATERIALIZED (
+  SELECT e.created_at, ARRAY(SELECT jsonb_array_elements_text(e.subject_ids::jsonb)) AS users,
+    CASE WHEN e.source_ids IS NULL THEN NULL
+      ELSE ARRAY(SELECT jsonb_array_elements_text(e.source_ids::jsonb)) END AS sources
+  FROM sluice_erasures_since(${since}::bigint) e
+)`
+
+/** Whether a request in `erasing` covers the call (privacy-store.ts `erasureCovers`): SQL expressions. */
+export const ERASED_BY = (call: {
+  sourceId: string
+  receivedAt: string
+  userId: string
+  previousId: string
+}): string => `EXISTS (SELECT 1 FROM erasing e WHERE ${call.receivedAt} <= e.created_at
+  AND (e.sources IS NULL OR ${call.sourceId} = ANY (e.sources))
+  AND (${call.userId} = ANY (e.users) OR ${call.previousId} = ANY (e.users)))`
+
 /** Cancels unsent deliveries of the users' messages, then queues the `delete` notifications. */
 async function notify(client: PoolClient, row: RegulationRow, work: RegulationWork): Promise<number> {
   const scope = [texts(work.userIds), work.sourceIds && texts(work.sourceIds), row.created_at]
@@ -103,6 +134,35 @@ async function notify(client: PoolClient, row: RegulationRow, work: RegulationWo
     [messagePks, destinationIds, row.created_at, row.id],
   )
   return created.rowCount ?? 0
+}
+
+/** How long an erasure batch waits at the barrier before it gives up until the next pass. */
+const BARRIER_WAIT = '1s'
+
+/**
+ * The erasure barrier (022_erasure_barrier.sql), passed after the request is chosen and before its
+ * calls are scanned: waits until every statement that was storing calls has committed, so the scan
+ * (a later statement, so a later snapshot) sees their calls, and every statement storing calls from
+ * now on sees the request. Taken and let go in ONE statement: a session lock that an error between two
+ * statements left held would stop every ingest of the database. New ingests queue behind a waiting
+ * barrier, so it waits at most BARRIER_WAIT (one stuck ingest must not hold up all the others); the
+ * request is then tried again on the next pass.
+ */
+async function passErasureBarrier(client: PoolClient): Promise<void> {
+  const key = ERASURE_BARRIER_KEY
+  const { rows } = await client.query<{ previous: string }>(
+    `SELECT current_setting('lock_timeout') AS previous, set_config('lock_timeout', '${BARRIER_WAIT}', true)`,
+  )
+  try {
+    await client.query(`SELECT pg_advisory_unlock(${key}) FROM (SELECT pg_advisory_lock(${key})) AS taken`)
+  } catch (error) {
+    if ((error as { code?: string }).code !== '55P03') throw error
+    throw new Error(
+      `the erasure waited ${BARRIER_WAIT} for calls being stored right now to commit (a statement storing calls is held up, e.g. behind a source being deleted); it is tried again on the next pass`,
+      { cause: error },
+    )
+  }
+  await client.query("SELECT set_config('lock_timeout', $1, true)", [rows[0]!.previous])
 }
 
 /** One batch of a regulation's erasure, in the transaction that chose it. */
@@ -204,12 +264,8 @@ export function postgresRegulations(db: PostgresDatabase): RegulationsSql {
          AND (created_at >= $1 OR erasure_pending) ORDER BY created_at`,
         [since],
       ),
-    eraseNext: async (limit, skip) => {
-      // The erasure barrier (022_erasure_barrier.sql): wait for every ingest committing right now, so
-      // that a call received before a request and still being committed is either visible to this
-      // batch's scan or withheld by its ingest. One autocommitted statement: the lock cannot outlive it.
-      await db.query("SELECT pg_advisory_xact_lock(hashtext('sluice.erasure-barrier:' || current_schema()))")
-      return db.transaction(async (client) => {
+    eraseNext: (limit, skip) =>
+      db.transaction(async (client) => {
         // No wait for the WAL flush: a batch lost to a crash takes its progress (erasure_pending, the
         // count) with it and is simply erased again.
         await client.query("SELECT set_config('synchronous_commit', 'off', true)")
@@ -222,12 +278,12 @@ export function postgresRegulations(db: PostgresDatabase): RegulationsSql {
         ).rows[0]
         if (!row) return null
         try {
+          await passErasureBarrier(client)
           return await eraseBatch(client, row, limit)
         } catch (error) {
           throw new ErasureFailed(row.id, error)
         }
-      })
-    },
+      }),
     profileErasuresDue: () =>
       rows(
         `SELECT * FROM regulations WHERE type IN ('DELETE_ONLY', 'SUPPRESS_WITH_DELETE')

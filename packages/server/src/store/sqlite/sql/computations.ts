@@ -1,3 +1,4 @@
+import { erasedOnArrival } from '../../../domain/privacy-store.ts'
 import {
   COMPUTED_SOURCE_ID,
   type ComputationRow,
@@ -13,6 +14,7 @@ import {
 import { sumGatedCalls } from '../../tables/destinations.ts'
 import type { SqliteDatabase } from '../database.ts'
 import { addGatedCounts } from './destinations.ts'
+import { sqliteErasuresSince } from './regulations.ts'
 import { QUEUE_PROFILES, statementHelpers } from './statement-helpers.ts'
 
 /** Queues a profile again when it is queued already. */
@@ -20,6 +22,7 @@ const REQUEUE = 'ON CONFLICT (profile_id) DO UPDATE SET seq = profile_dirty.seq 
 
 /** computations, profile_dirty, computed_values, computed_sent; sync messages and their deliveries. */
 export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
+  const erasuresSince = sqliteErasuresSince(db)
   const { all, run } = statementHelpers(db)
   const queue = (scope: QueueScope) => {
     if (scope === 'none') return
@@ -64,8 +67,10 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
     update: (id, change, scope, read) =>
       db.transaction(() => {
         const found = run(
-          `UPDATE computations SET name = ?, destination_ids = ?, definition = ?, status = ?, error = ?,
-             updated_at = ? WHERE id = ? AND updated_at = ? AND (?9 IS NULL OR status = ?9)`,
+          `UPDATE computations SET name = ?1, destination_ids = ?2, definition = ?3,
+             status = CASE WHEN ?4 = ?9 THEN status ELSE ?4 END,
+             error = CASE WHEN ?4 = ?9 THEN error ELSE ?5 END,
+             updated_at = ?6 WHERE id = ?7 AND updated_at = ?8`,
           change.name,
           change.destination_ids,
           change.definition,
@@ -196,7 +201,17 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
             JSON.stringify([...new Set(messages.map((message) => message.computation_id))]),
           )
         }
-        for (const message of messages) {
+        // Of a user a deletion request committed since `now` covers: not stored (as calls are not).
+        const erased = erasedOnArrival(
+          erasuresSince(now),
+          messages.map((message) => ({
+            sourceId: COMPUTED_SOURCE_ID,
+            receivedAt: now,
+            userId: message.user_id,
+          })),
+        )
+        for (const [index, message] of messages.entries()) {
+          if (erased?.has(index)) continue
           const { pk } = db
             .sql(
               `INSERT INTO messages (source_id, message_id, type, received_at, payload, user_id)

@@ -6,14 +6,14 @@
 import type { SQLInputValue } from 'node:sqlite'
 import type { DestinationType } from '../../../domain/destinations.ts'
 import type { AcceptedMessage } from '../../../domain/message-store.ts'
-import { type ErasureScope, erasedOnArrival } from '../../../domain/privacy-store.ts'
+import { erasedOnArrival } from '../../../domain/privacy-store.ts'
 import { type Router, type RoutingRow, routerOf } from '../../../route/gates.ts'
 import type { IngestSql, MessageRow } from '../../tables/messages.ts'
-import { type RegulationRow, toErasureScope } from '../../tables/regulations.ts'
 import { placeholders, ROWS_PER_STATEMENT, type SqliteDatabase } from '../database.ts'
 import { dedupeKey } from '../dedupe-key.ts'
 import type { IngestHandoff } from '../ingest-handoff.ts'
 import { addGatedCounts } from './destinations.ts'
+import { sqliteErasuresSince } from './regulations.ts'
 import { addSourceMinutes } from './rollups.ts'
 
 /** `handoff`: told each commit's stored rows, for the profile worker (ingest-handoff.ts). */
@@ -159,21 +159,7 @@ export function sqliteIngest(db: SqliteDatabase, handoff: IngestHandoff): Ingest
       })),
     )
 
-  /**
-   * The deletion requests created at or after `since` (normally none: an index range from the oldest
-   * call's receive time). Read inside the ingest transaction: this store is the only writer, so a
-   * request either committed before it (and is seen here) or commits after it (and its erasure scan
-   * sees these calls).
-   */
-  const erasuresSince = (since: number): ErasureScope[] =>
-    (
-      db
-        .sql(
-          `SELECT id, subject_ids, source_ids, created_at FROM regulations
-           WHERE created_at >= ? AND type IN ('DELETE_ONLY', 'SUPPRESS_WITH_DELETE')`,
-        )
-        .all(since) as unknown as RegulationRow[]
-    ).map(toErasureScope)
+  const erasuresSince = sqliteErasuresSince(db)
 
   return (messages, plan, now, duplicatesAfter) => {
     const countAccepted = db.sql(

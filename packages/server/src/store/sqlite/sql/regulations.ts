@@ -1,7 +1,7 @@
 /** regulations, their notifications and suppressions on SQLite; erasure in batches. */
 
 import { notificationMessageId } from '../../../domain/delete-notifications.ts'
-import { ErasureFailed } from '../../../domain/privacy-store.ts'
+import { ErasureFailed, type ErasureScope } from '../../../domain/privacy-store.ts'
 import {
   type AffectedSourceRow,
   EVERY_SOURCE,
@@ -12,6 +12,7 @@ import {
   type RegulationsSql,
   type RegulationWork,
   type SuppressionRow,
+  toErasureScope,
 } from '../../tables/regulations.ts'
 import { flag, type SqliteDatabase } from '../database.ts'
 import { addGatedCounts } from './destinations.ts'
@@ -29,6 +30,25 @@ const USERS_MESSAGES = `
   UNION ALL
   SELECT pk FROM messages WHERE previous_id IN (SELECT value FROM json_each(?2)) AND ${IN_SCOPE} AND received_at <= ?3
     AND (user_id IS NULL OR user_id NOT IN (SELECT value FROM json_each(?2)))`
+
+/**
+ * The deletion requests created at or after `since` (normally none: an index range from the oldest
+ * receive time of the calls being stored). Read inside the transaction that stores calls: this store
+ * is the only writer, so a request either committed before it (and is seen here) or commits after it
+ * (and its erasure scan sees those calls). What they cover is withheld (privacy-store.ts
+ * `erasedOnArrival`).
+ */
+export function sqliteErasuresSince(db: SqliteDatabase): (since: number) => ErasureScope[] {
+  return (since) =>
+    (
+      db
+        .sql(
+          `SELECT id, subject_ids, source_ids, created_at FROM regulations
+           WHERE created_at >= ? AND type IN ('DELETE_ONLY', 'SUPPRESS_WITH_DELETE')`,
+        )
+        .all(since) as unknown as RegulationRow[]
+    ).map(toErasureScope)
+}
 
 export function sqliteRegulations(db: SqliteDatabase): RegulationsSql {
   const rows = (text: string, ...params: (string | number | null)[]) =>
