@@ -10,11 +10,14 @@ import type { PostgresDatabase } from '../database.ts'
  * PostgreSQL, see 001_init.sql). Such a delivery can never be sent; left in place, it would stay due
  * at the head of its destination's queue, taking a claim's places and waking the worker again and
  * again. A delivery is never committed before its message, so one whose message this statement does
- * not see has lost it for good.
+ * not see has lost it for good. SKIP LOCKED: two processes cleaning up at once never wait for (or
+ * deadlock on) each other's rows.
  */
 export const DELETE_ORPHANS_AMONG = (candidates: string): string => `orphans AS (
-  DELETE FROM deliveries o WHERE o.id IN (SELECT id FROM ${candidates})
-    AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.pk = o.message_pk)
+  DELETE FROM deliveries o WHERE o.id IN (
+    SELECT c.id FROM deliveries c WHERE c.id IN (SELECT id FROM ${candidates})
+      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.pk = c.message_pk)
+    FOR UPDATE SKIP LOCKED)
 )`
 
 /**
