@@ -11,13 +11,7 @@ import type {
   SourceRef,
 } from '../../domain/config-store.ts'
 import { newId, newSecretToken } from '../../lib/ids.ts'
-import {
-  type AudienceDefinition,
-  type ComputationChange,
-  type ComputationRow,
-  newComputationRow,
-  type QueueScope,
-} from '../tables/computations.ts'
+import { type AudienceDefinition, type ComputationRow, newComputationRow } from '../tables/computations.ts'
 import { type ConfigRowWrites, StaleConfigWrite } from '../tables/config.ts'
 import { routingText, settingsText } from '../tables/destinations.ts'
 import type { Changes } from './changes.ts'
