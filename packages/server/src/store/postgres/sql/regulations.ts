@@ -57,15 +57,20 @@ export const ERASING_CTE = (since: string): string => `erasing AS MATERIALIZED (
   FROM sluice_erasures_since(${since}::bigint) e
 )`
 
-/** Whether a request in `erasing` covers the call (privacy-store.ts `erasureCovers`): SQL expressions. */
+/**
+ * Whether a request in `erasing` covers the call (privacy-store.ts `erasureCovers`); the call's fields
+ * as SQL expressions. `erasing` is nearly always empty: that is asked once a statement (an uncorrelated
+ * subquery, which also runs the function for the statement's first row), and only otherwise per call.
+ */
 export const ERASED_BY = (call: {
   sourceId: string
   receivedAt: string
   userId: string
   previousId: string
-}): string => `EXISTS (SELECT 1 FROM erasing e WHERE ${call.receivedAt} <= e.created_at
+}): string => `(EXISTS (SELECT 1 FROM erasing) AND EXISTS (SELECT 1 FROM erasing e
+  WHERE ${call.receivedAt} <= e.created_at
   AND (e.sources IS NULL OR ${call.sourceId} = ANY (e.sources))
-  AND (${call.userId} = ANY (e.users) OR ${call.previousId} = ANY (e.users)))`
+  AND (${call.userId} = ANY (e.users) OR ${call.previousId} = ANY (e.users))))`
 
 /** Cancels unsent deliveries of the users' messages, then queues the `delete` notifications. */
 async function notify(client: PoolClient, row: RegulationRow, work: RegulationWork): Promise<number> {
