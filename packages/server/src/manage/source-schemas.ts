@@ -31,7 +31,11 @@ const source = {
       type: 'object',
       required: ['accepted', 'duplicates', 'rejected', 'suppressed'],
       properties: {
-        accepted: { type: 'integer', description: 'Messages stored and routed.' },
+        accepted: {
+          type: 'integer',
+          description:
+            'Messages stored and routed (and those a deletion request made after they were received erased as they were committed).',
+        },
         duplicates: { type: 'integer', description: 'Messages dropped as repeats of a recent messageId.' },
         rejected: { type: 'integer', description: 'Messages refused by per-message validation.' },
         suppressed: {
