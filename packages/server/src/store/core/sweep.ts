@@ -14,6 +14,11 @@ export interface SweepSql {
 }
 
 export interface SweepStatements {
+  /**
+   * Lets the store's other work run between two chunks (SQLite's store worker answers one call at a
+   * time: without it, a sweep of many chunks would hold up ingest and deliveries for all of them).
+   */
+  between?(): Promise<void>
   /** Up to `limit` messages by pk order, after `afterPk`. */
   messagesAfter(afterPk: number, limit: number): Awaitable<{ pk: number; received_at: number }[]>
   /**
@@ -65,12 +70,15 @@ export async function sweep(
       if (expired.length > 0) messages += await statements.deleteIfFinal(expired)
       if (rows.length < SWEEP_CHUNK || expired.length < rows.length) break
       cursor = rows.at(-1)!.pk
+      await statements.between?.()
     }
     if (messages > 0) await statements.dropEmptyBatches()
     // Dedupe keys go once older than the window (they only matter inside it), and in any case once
     // older than retention (the caller's contract: retention covers every window it uses).
     const keysBefore = Math.max(olderThan, Date.now() - dedupeWindowMs)
-    while ((await statements.expireDedupeKeys(keysBefore, SWEEP_CHUNK)) === SWEEP_CHUNK) {}
+    while ((await statements.expireDedupeKeys(keysBefore, SWEEP_CHUNK)) === SWEEP_CHUNK) {
+      await statements.between?.()
+    }
     // A busy source's per-minute figures take up to one row per shard a minute; once no ingest can
     // add to a minute any more, one row a minute is enough (a year of a source: ~525,000 rows).
     await statements.foldRollupShards?.(Date.now() - ROLLUP_SETTLED_MS)

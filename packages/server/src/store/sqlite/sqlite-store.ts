@@ -43,7 +43,7 @@ export interface SqliteStoreOptions
   extends SqliteDatabaseOptions,
     Pick<StoreCoreOptions, 'dedupeWindowMs' | 'secretKeys'> {}
 
-function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
+function sqliteSql(db: SqliteDatabase, turns: { yieldTurn: () => Promise<void> }): StoreSql<'sqlite'> {
   // Ingest hands what it stored to the profile worker's next read of the log (ingest-handoff.ts).
   const handoff = new IngestHandoff()
   return {
@@ -59,7 +59,7 @@ function sqliteSql(db: SqliteDatabase): StoreSql<'sqlite'> {
     attempts: sqliteAttempts(db),
     endpointStates: sqliteEndpointStates(db),
     operationalEvents: sqliteOperationalEvents(db),
-    sweep: sqliteSweep(db),
+    sweep: sqliteSweep(db, () => turns.yieldTurn()),
     regulations: sqliteRegulations(db),
     tokens: sqliteTokens(db),
     rollups: sqliteRollups(db),
@@ -81,10 +81,12 @@ export class SqliteStore extends StoreCore<'sqlite'> {
    * main thread, where a lookup is a thread hop.)
    */
   readonly #db: SqliteDatabase
+  readonly #turns: { yieldTurn: () => Promise<void> }
 
   constructor(options: SqliteStoreOptions) {
     const db = new SqliteDatabase(options)
-    super(sqliteSql(db), {
+    const turns = { yieldTurn: async () => {} }
+    super(sqliteSql(db, turns), {
       dedupeWindowMs: options.dedupeWindowMs,
       // A store opened on a data directory without a key given (CLI tools, tests) uses the one kept there.
       secretKeys: options.secretKeys ?? keyFileKeys(options.dataDir),
@@ -92,6 +94,15 @@ export class SqliteStore extends StoreCore<'sqlite'> {
     })
     this.path = db.path
     this.#db = db
+    this.#turns = turns
+  }
+
+  /**
+   * Called between two chunks of a long call (the retention sweep): the store worker lets the calls
+   * that arrived meanwhile run. Default: nothing (in-process, other calls run between awaits anyway).
+   */
+  set yieldTurn(yieldTurn: () => Promise<void>) {
+    this.#turns.yieldTurn = yieldTurn
   }
 
   /** Also checkpoints: what the migration resealed leaves no copy in clear in the database file. */

@@ -1,8 +1,9 @@
 /**
  * The worker-thread side of ThreadedSqliteStore: owns the SqliteStore (and so the only write
  * connection) and answers calls in arrival order, one at a time — the same serial semantics as a
- * single-threaded SQLite, without ever blocking the server's event loop. The changes a call commits
- * travel back on its reply.
+ * single-threaded SQLite, without ever blocking the server's event loop — except that a long call
+ * made of chunks lets the calls that arrived meanwhile run between its chunks (`yieldTurn`). The
+ * changes a call commits travel back on its reply.
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import type { ChangeEvent } from '../core/changes.ts'
@@ -35,24 +36,50 @@ function answer(call: StoreCall): Promise<unknown> {
   return method.apply(store, call.args)
 }
 
-let queue = Promise.resolve()
+/** Calls not answered yet, in arrival order. */
+const waiting: StoreCall[] = []
+let draining = false
+
+async function respond(call: StoreCall): Promise<void> {
+  let reply: StoreReply
+  try {
+    reply = { id: call.id, result: await answer(call) }
+  } catch (error) {
+    const { name, message, code, regulationId } = error as NodeJS.ErrnoException & { regulationId?: string }
+    reply = {
+      id: call.id,
+      error: { name, message, ...(code ? { code } : {}), ...(regulationId ? { regulationId } : {}) },
+    }
+  }
+  if (events.length > 0) {
+    reply.events = events
+    events = []
+  }
+  port.postMessage(reply)
+  if (call.method === 'close') port.close()
+}
+
 port.on('message', (call: StoreCall) => {
-  queue = queue.then(async () => {
-    let reply: StoreReply
-    try {
-      reply = { id: call.id, result: await answer(call) }
-    } catch (error) {
-      const { name, message, code, regulationId } = error as NodeJS.ErrnoException & { regulationId?: string }
-      reply = {
-        id: call.id,
-        error: { name, message, ...(code ? { code } : {}), ...(regulationId ? { regulationId } : {}) },
-      }
-    }
-    if (events.length > 0) {
-      reply.events = events
-      events = []
-    }
-    port.postMessage(reply)
-    if (call.method === 'close') port.close()
-  })
+  waiting.push(call)
+  if (draining) return
+  draining = true
+  void (async () => {
+    while (waiting.length > 0) await respond(waiting.shift()!)
+    draining = false
+  })()
 })
+
+/**
+ * A long call that works in chunks, each committed by itself (the retention sweep), gives the calls
+ * that arrived meanwhile their turn between two chunks, so ingest and deliveries are not held up for
+ * the whole of it. Those calls, not later ones (the long call always moves on), and never `close`,
+ * which waits for it.
+ */
+store.yieldTurn = async () => {
+  // The calls posted meanwhile are only received once the event loop turns (the chunks are synchronous).
+  await new Promise((resolve) => setImmediate(resolve))
+  const arrived = waiting.length
+  for (let i = 0; i < arrived && waiting.length > 0 && waiting[0]!.method !== 'close'; i++) {
+    await respond(waiting.shift()!)
+  }
+}

@@ -1,12 +1,16 @@
 import type { SweepSql } from '../../core/sweep.ts'
 import type { SqliteDatabase } from '../database.ts'
 
-/** Retention's statements. Each DELETE commits by itself, so the write lock is held one chunk at a time. */
-export function sqliteSweep(db: SqliteDatabase): SweepSql {
+/**
+ * Retention's statements. Each DELETE commits by itself, so the write lock is held one chunk at a time;
+ * `between` chunks, the store's other calls get their turn (SqliteStore.yieldTurn).
+ */
+export function sqliteSweep(db: SqliteDatabase, between: () => Promise<void>): SweepSql {
   return {
     // One process writes the file: no other sweep can run meanwhile.
     exclusive: (work) =>
       work({
+        between,
         messagesAfter: (afterPk, limit) =>
           db
             .sql('SELECT pk, received_at FROM messages WHERE pk > ? ORDER BY pk LIMIT +?')
