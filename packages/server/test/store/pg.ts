@@ -106,3 +106,36 @@ export async function pollUntil<T>(
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
+
+/**
+ * Runs `changes` in another process's open transaction on `schema`, starts `work`, and commits the
+ * changes only once `work` waits on a row they hold: the one interleaving where `work` read before the
+ * other process committed. Resolves with what `work` resolves with.
+ */
+export async function whileAnotherCommits<T>(
+  schema: string,
+  changes: [string, unknown[]?][],
+  work: () => Promise<T>,
+): Promise<T> {
+  const other = new pg.Client({ connectionString: TEST_DATABASE_URL })
+  const observer = new pg.Client({ connectionString: TEST_DATABASE_URL })
+  try {
+    await other.connect()
+    await observer.connect()
+    await other.query(`SET search_path TO ${schema}`)
+    await other.query('BEGIN')
+    for (const [text, values] of changes) await other.query(text, values)
+    const working = work()
+    const otherPid = await backendPid(other)
+    await pollUntil(
+      'the work to wait on the changed row',
+      () => waitersFor(observer, otherPid),
+      (waiting) => waiting.length > 0,
+    )
+    await other.query('COMMIT')
+    return await working
+  } finally {
+    await other.end().catch(() => {})
+    await observer.end().catch(() => {})
+  }
+}

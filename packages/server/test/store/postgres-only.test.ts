@@ -17,6 +17,7 @@ import {
   TEST_DATABASE_URL,
   uniqueName,
   waitersFor,
+  whileAnotherCommits,
   withAdmin,
 } from './pg.ts'
 
@@ -48,31 +49,6 @@ describe('postgres store across processes', () => {
     await client.connect()
     await client.query(`SET search_path TO ${schema}`)
     return client
-  }
-
-  /**
-   * Runs `change` in another process's open transaction, starts `work`, and commits the change only once
-   * `work` waits on a row it holds: the one interleaving where `work` read before the change committed.
-   */
-  const whileAnotherCommits = async <T>(change: [string, unknown[]], work: () => Promise<T>): Promise<T> => {
-    const other = await connect()
-    const observer = await connect()
-    try {
-      await other.query('BEGIN')
-      await other.query(...change)
-      const working = work()
-      const otherPid = await backendPid(other)
-      await pollUntil(
-        'the work to wait on the changed row',
-        () => waitersFor(observer, otherPid),
-        (waiting) => waiting.length > 0,
-      )
-      await other.query('COMMIT')
-      return await working
-    } finally {
-      await other.end()
-      await observer.end()
-    }
   }
 
   before(async () => {
@@ -229,9 +205,12 @@ describe('postgres store across processes', () => {
     }))!
     // Another process's rename, committed only once the PATCH below has read the row and waits on it.
     const patched = await whileAnotherCommits(
+      schema,
       [
-        "UPDATE computations SET name = 'Visits (renamed)', updated_at = updated_at + 1 WHERE id = $1",
-        [trait.id],
+        [
+          "UPDATE computations SET name = 'Visits (renamed)', updated_at = updated_at + 1 WHERE id = $1",
+          [trait.id],
+        ],
       ],
       () => store.updateComputedTrait(trait.id, { destinationIds: [destination.id] }),
     )
@@ -256,7 +235,8 @@ describe('postgres store across processes', () => {
     }))!
     // An evaluation failing the computation (status and error, updated_at left alone).
     const patched = await whileAnotherCommits(
-      ["UPDATE computations SET status = 'failed', error = 'boom' WHERE id = $1", [trait.id]],
+      schema,
+      [["UPDATE computations SET status = 'failed', error = 'boom' WHERE id = $1", [trait.id]]],
       () => store.updateComputedTrait(trait.id, { name: 'Spend (renamed)' }),
     )
     assert.deepEqual(

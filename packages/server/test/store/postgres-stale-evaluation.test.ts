@@ -8,7 +8,6 @@
 //   commits a change that queued its backfill: the computation MUST stay computing.
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import pg from 'pg'
 import { evaluateQueued } from '../../src/profile/evaluation.ts'
 import { SILENT_LOGGER } from '../../src/store/postgres/connection.ts'
 import { PostgresDatabase } from '../../src/store/postgres/database.ts'
@@ -16,15 +15,7 @@ import { postgresComputations } from '../../src/store/postgres/sql/computations.
 import { postgresProfiles } from '../../src/store/postgres/sql/profiles.ts'
 import type { Store } from '../../src/store/store.ts'
 import type { EvaluationWrites } from '../../src/store/tables/computations.ts'
-import {
-  backendPid,
-  freshSchema,
-  openPgStore,
-  pollUntil,
-  TEST_DATABASE_URL,
-  waitersFor,
-  withAdmin,
-} from './pg.ts'
+import { freshSchema, openPgStore, TEST_DATABASE_URL, whileAnotherCommits, withAdmin } from './pg.ts'
 import { call, drain, settle, sourceAndHook, syncPayloads } from './profile-backends.ts'
 
 let schema: string
@@ -146,8 +137,6 @@ test('a change that queues a backfill while an evaluation finds the queue empty 
   // change, holding its transaction open while the evaluation waits on the computation's row.
   const own = await freshSchema()
   const ownStore = await openPgStore(own.schema)
-  const change = new pg.Client({ connectionString: TEST_DATABASE_URL })
-  const observer = new pg.Client({ connectionString: TEST_DATABASE_URL })
   try {
     const created = (await ownStore.createComputedTrait({
       name: 'Visits',
@@ -160,29 +149,20 @@ test('a change that queues a backfill while an evaluation finds the queue empty 
       destinationIds: [],
     }))!
     assert.equal(created.status, 'computing', 'nothing to backfill yet, not live until evaluated')
-    await change.connect()
-    await observer.connect()
-    await change.query(`SET search_path TO ${own.schema}`)
-    await change.query('BEGIN')
-    await change.query('UPDATE computations SET updated_at = updated_at + 1 WHERE id = $1', [created.id])
-    await change.query("INSERT INTO profile_dirty (profile_id) VALUES ('prf_queued_by_the_change')")
-    const evaluating = ownStore.evaluateComputations(100)
-    const changePid = await backendPid(change)
-    await pollUntil(
-      'the evaluation to wait on the changed row',
-      () => waitersFor(observer, changePid),
-      (waiting) => waiting.length > 0,
+    await whileAnotherCommits(
+      own.schema,
+      [
+        ['UPDATE computations SET updated_at = updated_at + 1 WHERE id = $1', [created.id]],
+        ["INSERT INTO profile_dirty (profile_id) VALUES ('prf_queued_by_the_change')"],
+      ],
+      () => ownStore.evaluateComputations(100),
     )
-    await change.query('COMMIT')
-    await evaluating
     assert.equal(
       (await ownStore.getComputedTrait(created.id))?.status,
       'computing',
       'a profile is queued: not live until it is evaluated',
     )
   } finally {
-    await change.end().catch(() => {})
-    await observer.end().catch(() => {})
     await ownStore.close()
     await own.drop()
   }

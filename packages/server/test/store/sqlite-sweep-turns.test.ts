@@ -6,8 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import type { AcceptedMessage } from '../../src/domain/message-store.ts'
 import { ThreadedSqliteStore } from '../../src/store/sqlite/threaded-store.ts'
+import { message } from './contract.ts'
 
 const DAY = 86_400_000
 
@@ -17,15 +17,12 @@ test('an ingest made while a long retention sweep runs is answered between its c
   try {
     await store.migrate()
     const source = await store.createSource({ name: 'web', enabled: true })
-    const call = (messageId: string, receivedAt: number): AcceptedMessage => ({
-      sourceId: source.id,
-      messageId,
-      type: 'track',
-      receivedAt,
-      routeTo: ['webhooks'],
-      payloadJson: JSON.stringify({ type: 'track', messageId, userId: 'u', event: 'E' }),
-      userId: 'u',
-    })
+    const call = (messageId: string, receivedAt: number) =>
+      message(source, messageId, {
+        receivedAt,
+        userId: 'u',
+        payloadJson: JSON.stringify({ type: 'track', messageId, userId: 'u', event: 'E' }),
+      })
     // Four chunks' worth of calls past retention, every one consumed by profiles (so sweepable).
     const old = Date.now() - 40 * DAY
     for (let batch = 0; batch < 20; batch++) {

@@ -236,31 +236,33 @@ export function postgresComputations(db: PostgresDatabase): ComputationsSql {
         [...new Set(messages.map((message) => message.computation_id))],
         now,
       ])
-      const targets = messages.flatMap((message) =>
-        message.destination_ids.map((id) => [message.message_id, id]),
-      )
-      await client.query(
-        // Of a user a deletion request committed since `now` covers: not stored (as calls are not).
-        `WITH ${ERASING_CTE('$4')},
-         stored AS (
-             INSERT INTO messages (source_id, message_id, type, received_at, payload, user_id)
-             SELECT $1, message_id, 'identify', $4, payload, user_id
-               FROM unnest($2::text[], $3::text[], $7::text[]) AS m(message_id, payload, user_id)
-             WHERE NOT ${ERASED_BY({ sourceId: '$1', receivedAt: '$4::bigint', userId: 'm.user_id', previousId: 'NULL' })}
-             RETURNING pk, message_id)
-           INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
-           SELECT s.pk, t.destination_id, 'pending', $4, $4, $4
-           FROM unnest($5::text[], $6::text[]) AS t(message_id, destination_id) JOIN stored s USING (message_id)`,
-        [
-          COMPUTED_SOURCE_ID,
-          messages.map((m) => m.message_id),
-          messages.map((m) => pgText(m.payload)),
-          now,
-          targets.map(([messageId]) => messageId),
-          targets.map(([, destinationId]) => destinationId),
-          messages.map((m) => (m.user_id === null ? null : pgText(m.user_id))),
-        ],
-      )
+      if (messages.length > 0) {
+        const targets = messages.flatMap((message) =>
+          message.destination_ids.map((id) => [message.message_id, id]),
+        )
+        await client.query(
+          // Of a user a deletion request committed since `now` covers: not stored (as calls are not).
+          `WITH ${ERASING_CTE('$4')},
+           stored AS (
+               INSERT INTO messages (source_id, message_id, type, received_at, payload, user_id)
+               SELECT $1, message_id, 'identify', $4, payload, user_id
+                 FROM unnest($2::text[], $3::text[], $7::text[]) AS m(message_id, payload, user_id)
+               WHERE NOT ${ERASED_BY({ sourceId: '$1', receivedAt: '$4::bigint', userId: 'm.user_id', previousId: 'NULL' })}
+               RETURNING pk, message_id)
+             INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
+             SELECT s.pk, t.destination_id, 'pending', $4, $4, $4
+             FROM unnest($5::text[], $6::text[]) AS t(message_id, destination_id) JOIN stored s USING (message_id)`,
+          [
+            COMPUTED_SOURCE_ID,
+            messages.map((m) => m.message_id),
+            messages.map((m) => pgText(m.payload)),
+            now,
+            targets.map(([messageId]) => messageId),
+            targets.map(([, destinationId]) => destinationId),
+            messages.map((m) => (m.user_id === null ? null : pgText(m.user_id))),
+          ],
+        )
+      }
       return true
     })
   }

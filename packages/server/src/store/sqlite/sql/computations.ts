@@ -203,7 +203,7 @@ export function sqliteComputations(db: SqliteDatabase): ComputationsSql {
         }
         // Of a user a deletion request committed since `now` covers: not stored (as calls are not).
         const erased = erasedOnArrival(
-          erasuresSince(now),
+          messages.length > 0 ? erasuresSince(now) : [],
           messages.map((message) => ({
             sourceId: COMPUTED_SOURCE_ID,
             receivedAt: now,
