@@ -972,8 +972,6 @@ export class DeliveryEngine {
           })),
         )
         this.metrics.committed('outcomes', (performance.now() - startedAt) / 1000, outcomes.length)
-        // Recorded: the claims made in the same transaction, after the records, may take them again.
-        this.forgetSettled(batch)
         for (const [i, { slot, want }] of claiming.entries()) {
           slot.claiming = false
           await this.claimed(slot, claimed[i] ?? [], want, now)
@@ -985,18 +983,16 @@ export class DeliveryEngine {
       } finally {
         for (const { slot } of claiming) slot.claiming = false
       }
-      this.forgetSettled(batch)
-      for (const { slot } of batch) slot.unrecorded--
+      for (const { slot, outcome } of batch) {
+        slot.unrecorded--
+        this.settledDeliveries.delete(outcome.deliveryId)
+      }
       for (const slot of new Set(batch.map((item) => item.slot))) this.startReady(slot)
       if (batch.some((item) => item.replayed)) this.onReplayOutcomes()
       // Released leases, new due times and freed slots: look again.
       this.wake()
     }
     this.recording = null
-  }
-
-  private forgetSettled(batch: { outcome: DeliveryOutcome }[]): void {
-    for (const { outcome } of batch) this.settledDeliveries.delete(outcome.deliveryId)
   }
 
   /**
