@@ -150,6 +150,13 @@ export class DeliveryEngine {
   private readonly leaseEnds = new WeakMap<ClaimedDelivery | ClaimedBatch, number>()
   /** What a claim must keep of its lease beyond the request timeout, to record the outcome in. */
   private readonly recordMarginMs: number
+  /**
+   * Deliveries (and batches) whose outcome is settled here but not yet committed. A claim that
+   * reached the store before that commit (queued behind a long store call, say) finds them with
+   * their lease run out and leases them again; they MUST NOT be sent again. The commit settles them.
+   */
+  private readonly settledDeliveries = new Set<number>()
+  private readonly settledBatches = new Set<number>()
   private readonly concurrency: number
   private readonly pollIntervalMs: number
   private readonly isWithdrawn: (delivery: ClaimedDelivery) => boolean
@@ -620,8 +627,11 @@ export class DeliveryEngine {
       if (batches.length > 0) await this.store.releaseBatchClaims(batches.map((batch) => batch.id))
       return false
     }
-    for (const batch of batches) this.leaseEnds.set(batch, claimedAt + this.leaseMs)
-    slot.readyBatches.push(...batches)
+    for (const batch of batches) {
+      if (this.settledBatches.has(batch.id)) continue
+      this.leaseEnds.set(batch, claimedAt + this.leaseMs)
+      slot.readyBatches.push(batch)
+    }
     this.startReadyBatches(slot)
     return true
   }
@@ -666,6 +676,8 @@ export class DeliveryEngine {
         await this.store.releaseBatchClaims([batch.id])
         return
       }
+      // The checks above may have waited on the store: the lease MUST still cover the request.
+      if (!this.leaseLeftFor(slot, batch)) return
       const request = batchRequest(batch, members, destination.settings)
       const startedAt = performance.now()
       const { outcome, deadLetterReason } = await this.attempt(
@@ -701,6 +713,7 @@ export class DeliveryEngine {
   /** Batch outcomes share commits as delivery outcomes do: those settling during a commit go in the next. */
   private recordBatchOutcome(slot: DestinationSlot, outcome: BatchOutcome, replayed: boolean): void {
     slot.unrecorded++
+    this.settledBatches.add(outcome.batchId)
     this.pendingBatchOutcomes.push({ outcome, slot, replayed })
     this.recordingBatches ??= this.commitBatchOutcomes()
   }
@@ -717,7 +730,10 @@ export class DeliveryEngine {
         // The leases run out and these batches are attempted again: at-least-once holds.
         this.logger.error({ err: error, count: group.length }, 'recording batch outcomes failed')
       }
-      for (const { slot } of group) slot.unrecorded--
+      for (const { slot, outcome } of group) {
+        slot.unrecorded--
+        this.settledBatches.delete(outcome.batchId)
+      }
       for (const slot of new Set(group.map((item) => item.slot))) this.startReadyBatches(slot)
       if (group.some((item) => item.replayed)) this.onReplayOutcomes()
       this.wake()
@@ -739,8 +755,11 @@ export class DeliveryEngine {
       if (claimed.length > 0) await this.store.releaseClaims(claimed.map((delivery) => delivery.id))
       return false
     }
-    for (const delivery of claimed) this.leaseEnds.set(delivery, claimedAt + this.leaseMs)
-    slot.ready.push(...claimed)
+    for (const delivery of claimed) {
+      if (this.settledDeliveries.has(delivery.id)) continue
+      this.leaseEnds.set(delivery, claimedAt + this.leaseMs)
+      slot.ready.push(delivery)
+    }
     this.startReady(slot)
     if (claimed.length === want) this.pumpAgain = true
     return true
@@ -812,6 +831,8 @@ export class DeliveryEngine {
         span?.end({ 'sluice.outcome': 'cancelled' })
         return
       }
+      // The checks above may have waited on the store: the lease MUST still cover the request.
+      if (delivery.replayId !== null && !this.leaseLeftFor(slot, delivery)) return
       const request = prepareRequest(delivery.payload, destination.settings)
       const startedAt = performance.now()
       const { outcome, deadLetterReason } = await this.attempt(
@@ -904,6 +925,7 @@ export class DeliveryEngine {
    */
   private recordOutcome(slot: DestinationSlot, outcome: DeliveryOutcome, replayed: boolean): void {
     slot.unrecorded++
+    this.settledDeliveries.add(outcome.deliveryId)
     this.pendingOutcomes.push({ outcome, slot, replayed })
     if (this.recording) return // the running commit loop takes it next
     if (this.pendingOutcomes.length >= this.groupSize) void this.flushOutcomes()
@@ -950,6 +972,8 @@ export class DeliveryEngine {
           })),
         )
         this.metrics.committed('outcomes', (performance.now() - startedAt) / 1000, outcomes.length)
+        // Recorded: the claims made in the same transaction, after the records, may take them again.
+        this.forgetSettled(batch)
         for (const [i, { slot, want }] of claiming.entries()) {
           slot.claiming = false
           await this.claimed(slot, claimed[i] ?? [], want, now)
@@ -961,6 +985,7 @@ export class DeliveryEngine {
       } finally {
         for (const { slot } of claiming) slot.claiming = false
       }
+      this.forgetSettled(batch)
       for (const { slot } of batch) slot.unrecorded--
       for (const slot of new Set(batch.map((item) => item.slot))) this.startReady(slot)
       if (batch.some((item) => item.replayed)) this.onReplayOutcomes()
@@ -968,6 +993,10 @@ export class DeliveryEngine {
       this.wake()
     }
     this.recording = null
+  }
+
+  private forgetSettled(batch: { outcome: DeliveryOutcome }[]): void {
+    for (const { outcome } of batch) this.settledDeliveries.delete(outcome.deliveryId)
   }
 
   /**
