@@ -101,7 +101,8 @@ export class DeliveryService {
 
   /**
    * Schedules a destination's final deliveries with the given status to go out again at once, with a
-   * fresh retry window; pending and retrying ones are left alone. Returns how many were scheduled.
+   * fresh retry window; pending and retrying ones are left alone, and each call goes at most once (the
+   * store's `replayDeliveries`). Returns how many were scheduled.
    */
   async replayDestination(destinationId: string, options: DestinationReplayOptions = {}): Promise<number> {
     const { status = 'failed', since } = options

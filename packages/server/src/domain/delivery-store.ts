@@ -226,7 +226,9 @@ export interface DeliveryStore {
   /**
    * Schedules final deliveries (failed or delivered) to go out again at `now`, with a fresh retry
    * window. Deliveries that are still pending or retrying are left alone. A delivery in a batch
-   * replays its whole batch (every member). Returns how many deliveries were reset.
+   * replays its whole batch (every member). By destination and status, each call at most once: not
+   * when another delivery of it to the destination is waiting (or delivered, replaying `failed`), and
+   * only the newest with the status. Returns how many deliveries were reset.
    */
   replayDeliveries(filter: ReplayFilter, now: number): Promise<number>
   /**

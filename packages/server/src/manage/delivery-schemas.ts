@@ -368,7 +368,10 @@ export const replayDestinationSchema = {
   summary: "Replay a destination's failed (or delivered) deliveries",
   description:
     'Schedules every final delivery of the destination with the given status to go out again at once, ' +
-    'with a fresh retry window. Deliveries that are pending or retrying are left alone.',
+    'with a fresh retry window. Deliveries that are pending or retrying are left alone. Each call goes ' +
+    'out at most once: a delivery is skipped when another delivery of the same call to this destination ' +
+    'is pending or retrying, or (replaying `failed`) delivered; of several with the status, the newest ' +
+    'goes. A batch goes out whole.',
   security: ADMIN_SECURITY,
   params: destinationIdParams,
   querystring: {

@@ -70,7 +70,7 @@ export function attempt(overrides: Partial<DeliveryAttempt> = {}): DeliveryAttem
   }
 }
 
-function outcome(claimed: ClaimedDelivery, overrides: Partial<DeliveryOutcome> = {}): DeliveryOutcome {
+export function outcome(claimed: ClaimedDelivery, overrides: Partial<DeliveryOutcome> = {}): DeliveryOutcome {
   const now = Date.now()
   return {
     deliveryId: claimed.id,

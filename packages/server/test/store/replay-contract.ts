@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { LeasedReplay, Replay, ReplayStep } from '../../src/domain/replays.ts'
-import { message, type OpenedStore, type StoreBackend } from './contract.ts'
+import { message, type OpenedStore, outcome, type StoreBackend } from './contract.ts'
 
 export function replayContract(backend: StoreBackend): void {
   const withStore = (name: string, body: (opened: OpenedStore) => Promise<void>) =>
@@ -149,6 +149,40 @@ export function replayContract(backend: StoreBackend): void {
         await opened.store.commitReplayStep(await step(opened, 'runner', byId.get(forced.id)!, 10)),
         { enqueued: 3, skipped: 0 },
       )
+    })
+
+    withStore('replaying failed deliveries in bulk sends each call at most once', async (opened) => {
+      const { store } = opened
+      const { destination, replay } = await history(opened, 3)
+      // Two deliveries of each call: a replay's, then a forced replay's.
+      const twice = await store.createReplay({ ...replay, force: true })
+      for (const held of await store.leaseReplays('runner', Date.now(), Date.now() + 10_000)) {
+        assert.equal((await store.commitReplayStep(await step(opened, 'runner', held, 10)))?.enqueued, 3)
+      }
+      const claimed = await store.claimDeliveries(destination.id, 10, Date.now(), 30_000)
+      const of = (replayId: string, messageId: string) =>
+        claimed.find((d) => d.replayId === replayId && d.payload.messageId === messageId)!
+      const failed = { status: 'failed' as const }
+      await store.recordOutcomes([
+        outcome(of(replay.id, 'h-0'), failed),
+        outcome(of(replay.id, 'h-1'), failed),
+        outcome(of(replay.id, 'h-2'), failed),
+        outcome(of(twice.id, 'h-0')), // delivered by the second
+        outcome(of(twice.id, 'h-1'), failed), // failed twice
+      ])
+      await store.releaseClaims([of(twice.id, 'h-2').id]) // still waiting
+      const since = { destinationId: destination.id, status: 'failed' as const }
+      assert.equal(await store.replayDeliveries(since, Date.now()), 1, 'h-1 once, by its newest delivery')
+      const status = async (replayId: string, messageId: string) =>
+        (await store.getDelivery(of(replayId, messageId).id))?.status
+      assert.deepEqual([await status(replay.id, 'h-1'), await status(twice.id, 'h-1')], ['failed', 'pending'])
+      assert.equal(await status(replay.id, 'h-0'), 'failed', 'delivered by another delivery')
+      assert.equal(await status(replay.id, 'h-2'), 'failed', 'another delivery is waiting')
+      // Delivered ones again: h-0, by the one delivery that delivered it.
+      assert.equal(await store.replayDeliveries({ ...since, status: 'delivered' }, Date.now()), 1)
+      assert.equal(await status(twice.id, 'h-0'), 'pending')
+      // One delivery named by id is sent as asked.
+      assert.equal(await store.replayDeliveries({ ids: [of(replay.id, 'h-0').id] }, Date.now()), 1)
     })
 
     withStore(

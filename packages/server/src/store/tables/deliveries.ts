@@ -9,6 +9,7 @@ import {
   type DeliveryStatus,
   isFinal,
   NO_DELIVERIES_YET,
+  type ReplayableStatus,
 } from '../../domain/deliveries.ts'
 import type {
   ClaimedDelivery,
@@ -97,6 +98,20 @@ export interface ClaimSpec {
   leaseUntil: number
 }
 
+/**
+ * The condition a bulk replay adds (the `deliveries` row being reset unaliased), so that it sends each
+ * call at most once: a delivery is left alone when another delivery of its call to the same destination
+ * is waiting (pending or retrying), when the call was delivered by another one (for `failed`), or when
+ * a newer delivery of the call has the same status (the newest one goes). Both backends, same text.
+ */
+export function replayOnceEach(status: ReplayableStatus): string {
+  const delivered = status === 'failed' ? "other.status = 'delivered' OR " : ''
+  return `NOT EXISTS (SELECT 1 FROM deliveries other
+    WHERE other.message_pk = deliveries.message_pk AND other.destination_id = deliveries.destination_id
+      AND other.id <> deliveries.id
+      AND (other.status IN ('pending', 'retrying') OR ${delivered}(other.status = deliveries.status AND other.id > deliveries.id)))`
+}
+
 export interface DeliveriesSql {
   /** Drops the leases of these deliveries (at least one). */
   release(ids: number[]): Awaitable<void>
@@ -107,7 +122,10 @@ export interface DeliveriesSql {
   /** Newest first. */
   list(destinationId: string, filter: DeliveryListFilter): Awaitable<DeliveryRow[]>
   get(id: number): Awaitable<DeliveryRow | undefined>
-  /** Final deliveries only, back to pending at `now` with a fresh window; returns how many. */
+  /**
+   * Final deliveries only, back to pending at `now` with a fresh window; returns how many. By filter,
+   * each call at most once (`replayOnceEach`).
+   */
   replay(filter: ReplayFilter, now: number): Awaitable<number>
   /**
    * Dead-letters a destination's unleased pending and retrying deliveries (and batches, with their

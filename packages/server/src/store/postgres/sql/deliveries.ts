@@ -1,4 +1,10 @@
-import type { BacklogRow, DeliveriesSql, DeliveryRow, StateCountRow } from '../../tables/deliveries.ts'
+import {
+  type BacklogRow,
+  type DeliveriesSql,
+  type DeliveryRow,
+  replayOnceEach,
+  type StateCountRow,
+} from '../../tables/deliveries.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 
@@ -54,7 +60,7 @@ export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
         'ids' in filter
           ? ["id = ANY($2::bigint[]) AND status IN ('failed', 'delivered')", [now, filter.ids]]
           : [
-              'destination_id = $2 AND status = $3 AND created_at >= $4',
+              `destination_id = $2 AND status = $3 AND created_at >= $4 AND ${replayOnceEach(filter.status)}`,
               [now, pgText(filter.destinationId), filter.status, filter.since ?? 0],
             ]
       return updateWithBatches(

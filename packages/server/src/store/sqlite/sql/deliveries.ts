@@ -1,5 +1,11 @@
 import type { SQLInputValue } from 'node:sqlite'
-import type { BacklogRow, DeliveriesSql, DeliveryRow, StateCountRow } from '../../tables/deliveries.ts'
+import {
+  type BacklogRow,
+  type DeliveriesSql,
+  type DeliveryRow,
+  replayOnceEach,
+  type StateCountRow,
+} from '../../tables/deliveries.ts'
 import type { SqliteDatabase } from '../database.ts'
 import { claimedDestinations } from './claim-deliveries.ts'
 
@@ -72,7 +78,7 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
               [JSON.stringify(filter.ids)],
             ]
           : [
-              'destination_id = ? AND status = ? AND created_at >= ?',
+              `destination_id = ? AND status = ? AND created_at >= ? AND ${replayOnceEach(filter.status)}`,
               [filter.destinationId, filter.status, filter.since ?? 0],
             ]
       return db.transaction(() => {
