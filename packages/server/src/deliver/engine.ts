@@ -151,12 +151,15 @@ export class DeliveryEngine {
   /** What a claim must keep of its lease beyond the request timeout, to record the outcome in. */
   private readonly recordMarginMs: number
   /**
-   * Deliveries (and batches) whose outcome is settled here but not yet committed. A claim that
-   * reached the store before that commit (queued behind a long store call, say) finds them with
-   * their lease run out and leases them again; they MUST NOT be sent again. The commit settles them.
+   * Deliveries (and batches) whose outcome is settled here but not yet committed, with the attempt
+   * count they were claimed at. A claim that reached the store before that commit (queued behind a
+   * long store call, say) finds them with their lease run out and leases them again; they MUST NOT be
+   * sent again. Every recorded outcome adds one to the count, so a claim that returns the count
+   * unchanged read the row before the commit (drop it: the commit settles it), and one that returns a
+   * higher count read it after (a retry now due: take it).
    */
-  private readonly settledDeliveries = new Set<number>()
-  private readonly settledBatches = new Set<number>()
+  private readonly settledDeliveries = new Map<number, number>()
+  private readonly settledBatches = new Map<number, number>()
   private readonly concurrency: number
   private readonly pollIntervalMs: number
   private readonly isWithdrawn: (delivery: ClaimedDelivery) => boolean
@@ -628,7 +631,7 @@ export class DeliveryEngine {
       return false
     }
     for (const batch of batches) {
-      if (this.settledBatches.has(batch.id)) continue
+      if (this.settledBatches.get(batch.id) === batch.attemptCount) continue
       this.leaseEnds.set(batch, claimedAt + this.leaseMs)
       slot.readyBatches.push(batch)
     }
@@ -651,7 +654,7 @@ export class DeliveryEngine {
       if (urls === 'disabled') {
         // Its other URLs are closed for it: it waits like a failed attempt, without a request.
         const { outcome } = decideOutcome(batch, slot.destination.settings, [], Date.now(), this.retry)
-        this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id }, batch.members[0]?.replayId != null)
+        this.recordBatchOutcome(slot, batch, outcome)
         continue
       }
       void this.deliverBatch(slot, batch, urls)
@@ -696,11 +699,11 @@ export class DeliveryEngine {
         )
         this.endpoints.deadLettered(destination, members.length)
       }
-      this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id }, members[0]!.replayId !== null)
+      this.recordBatchOutcome(slot, batch, outcome)
     } catch (error) {
       this.logger.error({ err: error, batchId: batch.id }, 'batch could not be prepared')
       const outcome = invalidMessageOutcome(batch, destination.settings, error, Date.now())
-      this.recordBatchOutcome(slot, { ...outcome, batchId: batch.id }, batch.members[0]?.replayId != null)
+      this.recordBatchOutcome(slot, batch, outcome)
     } finally {
       slot.inFlight--
       this.track(slot, urls, -1)
@@ -711,10 +714,16 @@ export class DeliveryEngine {
   }
 
   /** Batch outcomes share commits as delivery outcomes do: those settling during a commit go in the next. */
-  private recordBatchOutcome(slot: DestinationSlot, outcome: BatchOutcome, replayed: boolean): void {
+  private recordBatchOutcome(
+    slot: DestinationSlot,
+    batch: ClaimedBatch,
+    decided: Omit<BatchOutcome, 'batchId'>,
+  ): void {
     slot.unrecorded++
-    this.settledBatches.add(outcome.batchId)
-    this.pendingBatchOutcomes.push({ outcome, slot, replayed })
+    this.settledBatches.set(batch.id, batch.attemptCount)
+    // A batch holds one replay's calls or live calls only.
+    const replayed = batch.members[0]?.replayId != null
+    this.pendingBatchOutcomes.push({ outcome: { ...decided, batchId: batch.id }, slot, replayed })
     this.recordingBatches ??= this.commitBatchOutcomes()
   }
 
@@ -756,7 +765,7 @@ export class DeliveryEngine {
       return false
     }
     for (const delivery of claimed) {
-      if (this.settledDeliveries.has(delivery.id)) continue
+      if (this.settledDeliveries.get(delivery.id) === delivery.attemptCount) continue
       this.leaseEnds.set(delivery, claimedAt + this.leaseMs)
       slot.ready.push(delivery)
     }
@@ -783,8 +792,8 @@ export class DeliveryEngine {
         // Its other URLs are closed for it: it waits like a failed attempt, without a request.
         this.recordOutcome(
           slot,
+          delivery,
           decideOutcome(delivery, slot.destination.settings, [], Date.now(), this.retry).outcome,
-          delivery.replayId !== null,
         )
         continue
       }
@@ -832,7 +841,10 @@ export class DeliveryEngine {
         return
       }
       // The checks above may have waited on the store: the lease MUST still cover the request.
-      if (delivery.replayId !== null && !this.leaseLeftFor(slot, delivery)) return
+      if (delivery.replayId !== null && !this.leaseLeftFor(slot, delivery)) {
+        span?.end({ 'sluice.outcome': 'lease-short' })
+        return
+      }
       const request = prepareRequest(delivery.payload, destination.settings)
       const startedAt = performance.now()
       const { outcome, deadLetterReason } = await this.attempt(
@@ -853,15 +865,15 @@ export class DeliveryEngine {
         )
         this.endpoints.deadLettered(destination, 1)
       }
-      this.recordOutcome(slot, outcome, delivery.replayId !== null)
+      this.recordOutcome(slot, delivery, outcome)
     } catch (error) {
       // A message that cannot be shaped will never succeed: fail it visibly rather than retry forever.
       this.logger.error({ err: error, deliveryId: delivery.id }, 'delivery could not be prepared')
       span?.fail(error)
       this.recordOutcome(
         slot,
+        delivery,
         invalidMessageOutcome(delivery, destination.settings, error, Date.now()),
-        delivery.replayId !== null,
       )
     } finally {
       slot.inFlight--
@@ -923,10 +935,10 @@ export class DeliveryEngine {
    * (`startReady`), which is what bounds the duplicates a crash can cause; so under load a commit
    * starts without waiting out the delay, before the unrecorded outcomes stall the destination.
    */
-  private recordOutcome(slot: DestinationSlot, outcome: DeliveryOutcome, replayed: boolean): void {
+  private recordOutcome(slot: DestinationSlot, delivery: ClaimedDelivery, outcome: DeliveryOutcome): void {
     slot.unrecorded++
-    this.settledDeliveries.add(outcome.deliveryId)
-    this.pendingOutcomes.push({ outcome, slot, replayed })
+    this.settledDeliveries.set(delivery.id, delivery.attemptCount)
+    this.pendingOutcomes.push({ outcome, slot, replayed: delivery.replayId !== null })
     if (this.recording) return // the running commit loop takes it next
     if (this.pendingOutcomes.length >= this.groupSize) void this.flushOutcomes()
     else this.groupTimer ??= setTimeout(() => void this.flushOutcomes(), OUTCOME_GROUPING_MS)
