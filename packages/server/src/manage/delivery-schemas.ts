@@ -371,7 +371,8 @@ export const replayDestinationSchema = {
     'with a fresh retry window. Deliveries that are pending or retrying are left alone. Each call goes ' +
     'out at most once: a delivery is skipped when another delivery of the same call to this destination ' +
     'is pending or retrying, or (replaying `failed`) delivered; of several with the status, the newest ' +
-    'goes. A batch goes out whole.',
+    'goes. A batch goes out whole, with its members, so a batch holding a call that would be skipped is ' +
+    'left out (replay one of its deliveries by id to send it).',
   security: ADMIN_SECURITY,
   params: destinationIdParams,
   querystring: {

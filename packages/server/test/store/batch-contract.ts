@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import type { BatchOutcome, ClaimedBatch } from '../../src/domain/delivery-store.ts'
-import { attempt, message, type OpenedStore, type StoreBackend } from './contract.ts'
+import { attempt, message, type OpenedStore, outcome, type StoreBackend } from './contract.ts'
 
 const BATCHING = { maxEvents: 10, maxBytes: 512_000, maxWaitMs: 0 }
 
@@ -159,6 +159,51 @@ export function batchContract(backend: StoreBackend): void {
           batchOutcome({ id: batch.id, firstAttemptAt: null } as ClaimedBatch),
         ])
         assert.equal((await store.deliveryBacklog())[0]?.pending, 2)
+      },
+    )
+
+    withStore(
+      'a bulk replay leaves out a failed batch holding a call delivered since; by id it goes whole',
+      async (opened) => {
+        const { store } = opened
+        const { source, destination } = await batchingBacklog(opened, 3)
+        const now = Date.now() + 1
+        const candidates = await store.batchCandidates(destination.id, 10, now)
+        await store.formBatches(destination.id, [candidates.map((c) => c.id)], now)
+        const [batch] = await store.claimBatches(destination.id, 10, now, 30_000)
+        await store.recordBatchOutcomes([batchOutcome(batch!, { status: 'failed' })])
+        // b-0 sent again by a forced replay, and delivered.
+        const replay = await store.createReplay({
+          destinationId: destination.id,
+          sourceIds: [source.id],
+          from: 0,
+          to: Date.now() + 60_000,
+          types: null,
+          events: null,
+          force: true,
+        })
+        const [leased] = await store.leaseReplays('runner', Date.now(), Date.now() + 10_000)
+        const calls = await store.replayCandidates(leased!, 10)
+        const first = calls.find((call) => JSON.parse(call.payload).messageId === 'b-0')!
+        const stepped = await store.commitReplayStep({
+          replayId: replay.id,
+          runner: 'runner',
+          from: leased!.cursor,
+          to: { receivedAt: calls.at(-1)!.receivedAt, pk: calls.at(-1)!.pk },
+          scanDone: true,
+          scanned: calls.length,
+          matched: [first.pk],
+          leaseUntil: Date.now() + 10_000,
+        })
+        assert.equal(stepped?.enqueued, 1)
+        const [again] = await store.claimDeliveries(destination.id, 10, Date.now() + 2, 30_000)
+        assert.equal(again?.payload.messageId, 'b-0')
+        await store.recordOutcomes([outcome(again!)])
+
+        const failed = { destinationId: destination.id, status: 'failed' as const }
+        assert.equal(await store.replayDeliveries(failed, Date.now() + 3), 0, 'b-0 would go twice')
+        assert.equal(await store.countDeliveries({ destinationId: destination.id, status: 'failed' }), 3)
+        assert.equal(await store.replayDeliveries({ ids: [batch!.members[1]!.id] }, Date.now() + 3), 3)
       },
     )
 

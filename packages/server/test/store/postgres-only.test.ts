@@ -8,7 +8,7 @@ import type { Source } from '../../src/domain/sources.ts'
 import { migrationFiles } from '../../src/store/core/migrations.ts'
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts'
 import { POSTGRES_MIGRATIONS_DIR } from '../../src/store/postgres/sql/migrations.ts'
-import { attempt, message } from './contract.ts'
+import { attempt, message, outcome } from './contract.ts'
 import {
   backendPid,
   freshSchema,
@@ -181,6 +181,36 @@ describe('postgres store across processes', () => {
     } finally {
       await reader.end()
     }
+  })
+
+  test('a bulk replay of failed deliveries waits for a replay step of the destination, and skips what it enqueued', async () => {
+    const store = await handle()
+    const source = await store.createSource({ name: 'turns', enabled: true })
+    const destination = await store.createDestination({
+      name: 'replayed twice over',
+      type: 'webhooks',
+      enabled: true,
+      sourceIds: [source.id],
+      settings: { webhooks: [{ url: 'https://example.com/', headers: {} }], sharedSecret: null },
+    })
+    await store.ingest([message(source, 'once')])
+    const [claimed] = await store.claimDeliveries(destination.id, 1, Date.now(), 30_000)
+    await store.recordOutcomes([outcome(claimed!, { status: 'failed' })])
+    // Another process's replay step, mid-transaction: it has its turn and has enqueued the call again.
+    const replayed = await whileAnotherCommits(
+      schema,
+      [
+        ["SELECT pg_advisory_xact_lock(hashtext('sluice.replay-step'), hashtext($1))", [destination.id]],
+        [
+          `INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at)
+           SELECT message_pk, destination_id, 'pending', $2, $2, $2 FROM deliveries WHERE id = $1`,
+          [claimed!.id, Date.now()],
+        ],
+      ],
+      () => store.replayDeliveries({ destinationId: destination.id, status: 'failed' }, Date.now()),
+    )
+    assert.equal(replayed, 0, 'the call has a delivery waiting: not sent a second time')
+    assert.equal((await store.getDelivery(claimed!.id))?.status, 'failed')
   })
 
   test('a computation changed by another process while a PATCH is being written keeps both changes', async () => {

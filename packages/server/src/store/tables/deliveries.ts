@@ -99,17 +99,27 @@ export interface ClaimSpec {
 }
 
 /**
- * The condition a bulk replay adds (the `deliveries` row being reset unaliased), so that it sends each
- * call at most once: a delivery is left alone when another delivery of its call to the same destination
- * is waiting (pending or retrying), when the call was delivered by another one (for `failed`), or when
- * a newer delivery of the call has the same status (the newest one goes). Both backends, same text.
+ * The condition a bulk replay puts on a delivery (`row`, the alias it has in the statement), so that it
+ * sends each call at most once: a delivery is left alone when another delivery of its call to the same
+ * destination is waiting (pending or retrying), when the call was delivered by another one (for
+ * `failed`), or when a newer delivery of the call has the same status (the newest one goes). Both
+ * backends, same text.
  */
-export function replayOnceEach(status: ReplayableStatus): string {
+export function replayOnceEach(status: ReplayableStatus, row = 'deliveries'): string {
   const delivered = status === 'failed' ? "other.status = 'delivered' OR " : ''
   return `NOT EXISTS (SELECT 1 FROM deliveries other
-    WHERE other.message_pk = deliveries.message_pk AND other.destination_id = deliveries.destination_id
-      AND other.id <> deliveries.id
-      AND (other.status IN ('pending', 'retrying') OR ${delivered}(other.status = deliveries.status AND other.id > deliveries.id)))`
+    WHERE other.message_pk = ${row}.message_pk AND other.destination_id = ${row}.destination_id
+      AND other.id <> ${row}.id
+      AND (other.status IN ('pending', 'retrying') OR ${delivered}(other.status = ${row}.status AND other.id > ${row}.id)))`
+}
+
+/**
+ * A batch goes out whole, with the members it was sent with: a bulk replay takes it only when every
+ * member passes `replayOnceEach` (`delivery_batches` unaliased in the statement).
+ */
+export function replayWholeBatch(status: ReplayableStatus): string {
+  return `NOT EXISTS (SELECT 1 FROM deliveries member
+    WHERE member.batch_id = delivery_batches.id AND NOT ${replayOnceEach(status, 'member')})`
 }
 
 export interface DeliveriesSql {

@@ -3,10 +3,12 @@ import {
   type DeliveriesSql,
   type DeliveryRow,
   replayOnceEach,
+  replayWholeBatch,
   type StateCountRow,
 } from '../../tables/deliveries.ts'
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
+import { REPLAY_TURN } from './replays.ts'
 
 /**
  * deliveries on PostgreSQL, outside ingest (ingest.ts), claims (claim-deliveries.ts) and outcomes
@@ -63,14 +65,18 @@ export function postgresDeliveries(db: PostgresDatabase): DeliveriesSql {
               `destination_id = $2 AND status = $3 AND created_at >= $4 AND ${replayOnceEach(filter.status)}`,
               [now, pgText(filter.destinationId), filter.status, filter.since ?? 0],
             ]
+      const byFilter = !('ids' in filter)
       return updateWithBatches(
         db,
         fresh,
         `${where} AND batch_id IS NULL`,
         `status IN ('failed', 'delivered')
-           AND id IN (SELECT batch_id FROM deliveries WHERE ${where} AND batch_id IS NOT NULL)`,
+           AND id IN (SELECT batch_id FROM deliveries WHERE ${where} AND batch_id IS NOT NULL)
+           ${byFilter ? `AND ${replayWholeBatch(filter.status)}` : ''}`,
         params,
         now,
+        // Replay steps of the destination decide what to skip from the same rows: take turns with them.
+        byFilter ? filter.destinationId : undefined,
       )
     },
     deadLetterWaiting: (destinationId, startedBefore, now) => {
@@ -131,9 +137,11 @@ function updateWithBatches(
   batchesWhere: string,
   params: unknown[],
   now: number,
+  replayTurnOf?: string,
 ): Promise<number> {
   return db.retrying(() =>
     db.transaction(async (client) => {
+      if (replayTurnOf !== undefined) await client.query(REPLAY_TURN, [pgText(replayTurnOf)])
       const alone = await client.query(`UPDATE deliveries SET ${set} WHERE ${aloneWhere}`, params)
       const batches = await client.query(
         `UPDATE delivery_batches SET ${set} WHERE ${batchesWhere} RETURNING id`,

@@ -3,6 +3,12 @@ import type { ReplayCandidateRow, ReplayCountRow, ReplayRow, ReplaysSql } from '
 import { pgText } from '../connection.ts'
 import type { PostgresDatabase } from '../database.ts'
 
+/**
+ * A destination's turn at deciding which of its calls already have a delivery (a replay step's skip,
+ * a bulk replay's once-each): held until the transaction ends, so each sees the other's commit.
+ */
+export const REPLAY_TURN = "SELECT pg_advisory_xact_lock(hashtext('sluice.replay-step'), hashtext($1))"
+
 const WAITING = "status IN ('pending', 'retrying')"
 const FINAL_COUNTS = `delivered = (SELECT count(*) FROM deliveries WHERE replay_id = replays.id AND status = 'delivered'),
   failed = (SELECT count(*) FROM deliveries WHERE replay_id = replays.id AND status = 'failed')`
@@ -85,9 +91,7 @@ export function postgresReplays(db: PostgresDatabase): ReplaysSql {
           // see the other's deliveries missing and both insert: the call sent twice. Steps of one
           // destination MUST take turns: each waits here for the other's commit, and its INSERT (a
           // new statement, so a new snapshot) then sees what that one enqueued.
-          await client.query("SELECT pg_advisory_xact_lock(hashtext('sluice.replay-step'), hashtext($1))", [
-            replay.destination_id,
-          ])
+          await client.query(REPLAY_TURN, [replay.destination_id])
           // Skipped: the destination has the call delivered, or waiting to be (live or replayed).
           const inserted = await client.query(
             `INSERT INTO deliveries (message_pk, destination_id, status, next_attempt_at, created_at, updated_at, replay_id)

@@ -4,6 +4,7 @@ import {
   type DeliveriesSql,
   type DeliveryRow,
   replayOnceEach,
+  replayWholeBatch,
   type StateCountRow,
 } from '../../tables/deliveries.ts'
 import type { SqliteDatabase } from '../database.ts'
@@ -69,8 +70,10 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
       // A fresh start: a new retry window, every URL open again. attempt_count and the attempts stay
       // as history. Only final deliveries are touched: a pending or retrying one is already scheduled.
       // A delivery in a batch replays its whole batch: the batch and every member start again.
+      // By filter, each call at most once (replayOnceEach; a batch only if all of it may go).
       const fresh = `status = 'pending', dead_lettered = 0, next_attempt_at = ?,
         first_attempt_at = NULL, closed_urls = NULL, lease_until = NULL, updated_at = ?`
+      const whole = 'ids' in filter ? '' : `AND ${replayWholeBatch(filter.status)}`
       const [where, params]: [string, SQLInputValue[]] =
         'ids' in filter
           ? [
@@ -90,7 +93,7 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
             .sql(
               `UPDATE delivery_batches SET ${fresh}
                WHERE status IN ('failed', 'delivered')
-                 AND id IN (SELECT batch_id FROM deliveries WHERE ${where} AND batch_id IS NOT NULL)
+                 AND id IN (SELECT batch_id FROM deliveries WHERE ${where} AND batch_id IS NOT NULL) ${whole}
                RETURNING id`,
             )
             .all(now, now, ...params) as { id: number }[]
