@@ -136,6 +136,15 @@ interface UrlAvailability {
   pausedUntil: number | null
 }
 
+/** An outcome waiting for its commit. */
+interface PendingRecord<O> {
+  outcome: O
+  slot: DestinationSlot
+  replayed: boolean
+  /** The attempt count its delivery (or batch) was claimed at: what `settledDeliveries` holds. */
+  attemptCount: number
+}
+
 export class DeliveryEngine {
   private readonly store: DeliveryStore & StoreWatch
   private readonly logger: Logger
@@ -187,8 +196,9 @@ export class DeliveryEngine {
   /** Requests in flight over all destinations, and who waits for them to end (`stop`). */
   private sending = 0
   private allSent: (() => void) | null = null
-  private pendingOutcomes: { outcome: DeliveryOutcome; slot: DestinationSlot; replayed: boolean }[] = []
-  private pendingBatchOutcomes: { outcome: BatchOutcome; slot: DestinationSlot; replayed: boolean }[] = []
+  /** Outcomes waiting for their commit, each with the attempt count it was claimed at (`settled…`). */
+  private pendingOutcomes: PendingRecord<DeliveryOutcome>[] = []
+  private pendingBatchOutcomes: PendingRecord<BatchOutcome>[] = []
   /** The batch outcomes' commit loop, while it runs. */
   private recordingBatches: Promise<void> | null = null
   /** The commit loop, while it runs. */
@@ -723,7 +733,8 @@ export class DeliveryEngine {
     this.settledBatches.set(batch.id, batch.attemptCount)
     // A batch holds one replay's calls or live calls only.
     const replayed = batch.members[0]?.replayId != null
-    this.pendingBatchOutcomes.push({ outcome: { ...decided, batchId: batch.id }, slot, replayed })
+    const outcome = { ...decided, batchId: batch.id }
+    this.pendingBatchOutcomes.push({ outcome, slot, replayed, attemptCount: batch.attemptCount })
     this.recordingBatches ??= this.commitBatchOutcomes()
   }
 
@@ -739,9 +750,11 @@ export class DeliveryEngine {
         // The leases run out and these batches are attempted again: at-least-once holds.
         this.logger.error({ err: error, count: group.length }, 'recording batch outcomes failed')
       }
-      for (const { slot, outcome } of group) {
+      for (const { slot, outcome, attemptCount } of group) {
         slot.unrecorded--
-        this.settledBatches.delete(outcome.batchId)
+        // Unless it was sent again meanwhile (a retry claimed after the record): that one is not recorded yet.
+        if (this.settledBatches.get(outcome.batchId) === attemptCount)
+          this.settledBatches.delete(outcome.batchId)
       }
       for (const slot of new Set(group.map((item) => item.slot))) this.startReadyBatches(slot)
       if (group.some((item) => item.replayed)) this.onReplayOutcomes()
@@ -938,7 +951,8 @@ export class DeliveryEngine {
   private recordOutcome(slot: DestinationSlot, delivery: ClaimedDelivery, outcome: DeliveryOutcome): void {
     slot.unrecorded++
     this.settledDeliveries.set(delivery.id, delivery.attemptCount)
-    this.pendingOutcomes.push({ outcome, slot, replayed: delivery.replayId !== null })
+    const { attemptCount } = delivery
+    this.pendingOutcomes.push({ outcome, slot, replayed: delivery.replayId !== null, attemptCount })
     if (this.recording) return // the running commit loop takes it next
     if (this.pendingOutcomes.length >= this.groupSize) void this.flushOutcomes()
     else this.groupTimer ??= setTimeout(() => void this.flushOutcomes(), OUTCOME_GROUPING_MS)
@@ -984,8 +998,6 @@ export class DeliveryEngine {
           })),
         )
         this.metrics.committed('outcomes', (performance.now() - startedAt) / 1000, outcomes.length)
-        // Recorded: the claims made in the same transaction, after the records, may take them again.
-        this.forgetSettled(batch)
         for (const [i, { slot, want }] of claiming.entries()) {
           slot.claiming = false
           await this.claimed(slot, claimed[i] ?? [], want, now)
@@ -1007,8 +1019,12 @@ export class DeliveryEngine {
     this.recording = null
   }
 
-  private forgetSettled(batch: { outcome: DeliveryOutcome }[]): void {
-    for (const { outcome } of batch) this.settledDeliveries.delete(outcome.deliveryId)
+  private forgetSettled(batch: PendingRecord<DeliveryOutcome>[]): void {
+    for (const { outcome, attemptCount } of batch) {
+      // Unless it was sent again meanwhile (a retry claimed after the record): that one is not recorded yet.
+      if (this.settledDeliveries.get(outcome.deliveryId) === attemptCount)
+        this.settledDeliveries.delete(outcome.deliveryId)
+    }
   }
 
   /**

@@ -1,8 +1,9 @@
 /**
  * A delivery's outcome settled but its commit held up (the store busy with a long call, such as a
- * retention sweep after downtime) past the delivery's lease: a claim that reaches the store before
- * that commit finds the delivery pending with its lease run out, and leases it again. The engine MUST
- * NOT send it a second time. A real SQLite store, a real receiver; the commit is held at a gate.
+ * retention sweep after downtime, or a PostgreSQL commit still running the claims it carries). A claim
+ * that reads the delivery before the record MUST NOT send it again; a claim that reads it after the
+ * record (a retry now due) MUST send it at once, not leave it for its lease. A real SQLite store and a
+ * real receiver; the commit of outcomes is held at a gate, before or after the store records it.
  */
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -14,12 +15,30 @@ import { WebhookSender } from '../../src/deliver/http-sender.ts'
 import { retrySettings } from '../../src/deliver/retry-policy.ts'
 import type { Logger } from '../../src/lib/logger.ts'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
-import { eventually, sleep, startReceiver } from './receivers.ts'
+import { eventually, type Receiver, type Respond, sleep, startReceiver } from './receivers.ts'
 
-test('a delivery whose outcome waits to be committed past its lease is not sent again by a claim that overtakes the commit', async () => {
+interface Held {
+  store: SqliteStore
+  receiver: Receiver
+  destinationId: string
+  /** Whether the first commit of outcomes has reached the gate. */
+  held: () => boolean
+  /** Deliveries claimed so far (the engine's own claims, outside commits). */
+  claims: () => number
+  openGate: () => void
+}
+
+/**
+ * One stored call to one destination; an engine whose first commit of outcomes waits at a gate,
+ * `before` the store records it or `after`. Runs `body`, then always cleans up.
+ */
+async function withHeldCommit(
+  options: { gate: 'before' | 'after'; respond?: Respond; leaseMs: number; retryDelayMs?: number },
+  body: (held: Held) => Promise<void>,
+): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-stalled-'))
   const store = new SqliteStore({ dataDir, synchronous: 'NORMAL' })
-  const receiver = await startReceiver()
+  const receiver = await startReceiver(options.respond)
   let engine: DeliveryEngine | undefined
   let openGate = () => {}
   try {
@@ -52,7 +71,6 @@ test('a delivery whose outcome waits to be committed past its lease is not sent 
         userId: 'u',
       },
     ])
-    // The first commit of outcomes waits at the gate for twice the lease; claims go straight on.
     const gate = new Promise<void>((resolve) => {
       openGate = resolve
     })
@@ -70,36 +88,34 @@ test('a delivery whose outcome waits to be committed past its lease is not sent 
         }
         if (property !== 'recordOutcomes' || typeof value !== 'function') return value
         return async (...args: unknown[]) => {
-          if (!held) {
-            held = true
-            await gate
-          }
-          return value.apply(target, args)
+          const first = !held
+          held = true
+          if (first && options.gate === 'before') await gate
+          const result = await value.apply(target, args)
+          if (first && options.gate === 'after') await gate
+          return result
         }
       },
     })
-    const leaseMs = 1_500
     const silent = { error() {}, warn() {}, info() {}, debug() {} } as unknown as Logger
+    const delay = options.retryDelayMs ?? 1_000
     engine = new DeliveryEngine({
       store: stalled,
       logger: silent,
       sender: new WebhookSender({ allowPrivate: true, timeoutMs: 300 }),
-      retry: retrySettings({ requestTimeoutMs: 300 }),
-      leaseMs,
+      retry: retrySettings({ requestTimeoutMs: 300, baseDelayMs: delay, maxDelayMs: delay }),
+      leaseMs: options.leaseMs,
       pollIntervalMs: 50,
     })
     engine.start()
-    assert.ok(await eventually(() => held, 5_000), 'the outcome reached the held commit')
-    assert.equal(receiver.requests.length, 1)
-    // Well past the lease: the engine has claimed the delivery again meanwhile (it polls every 50 ms).
-    await sleep(2 * leaseMs)
-    // Once its lease ran out; again each time the lease of that claim ran out too (the sleep spans two).
-    assert.ok(claims >= 2, `claimed again while its outcome waited (${claims} claims in all)`)
-    openGate()
-    await sleep(500) // a moment for anything claimed to be sent
-    assert.equal(receiver.requests.length, 1, 'sent once, though claimed again while its outcome waited')
-    const [delivery] = await store.listDeliveries(destination.id, { limit: 10 })
-    assert.equal(delivery?.status, 'delivered')
+    await body({
+      store,
+      receiver,
+      destinationId: destination.id,
+      held: () => held,
+      claims: () => claims,
+      openGate,
+    })
   } finally {
     openGate() // a failed assertion must not leave the engine waiting on its commit
     await engine?.stop()
@@ -107,4 +123,45 @@ test('a delivery whose outcome waits to be committed past its lease is not sent 
     await store.close()
     await rm(dataDir, { recursive: true, force: true })
   }
+}
+
+test('a delivery whose outcome waits to be committed past its lease is not sent again by a claim that overtakes the commit', async () => {
+  const leaseMs = 1_500
+  await withHeldCommit({ gate: 'before', leaseMs }, async ({ store, receiver, destinationId, ...held }) => {
+    assert.ok(await eventually(held.held, 5_000), 'the outcome reached the held commit')
+    assert.equal(receiver.requests.length, 1)
+    // Well past the lease: the engine has claimed the delivery again meanwhile (it polls every 50 ms).
+    await sleep(2 * leaseMs)
+    // Once its lease ran out; again each time the lease of that claim ran out too (the sleep spans two).
+    assert.ok(held.claims() >= 2, `claimed again while its outcome waited (${held.claims()} claims in all)`)
+    held.openGate()
+    await sleep(500) // a moment for anything claimed to be sent
+    assert.equal(receiver.requests.length, 1, 'sent once, though claimed again while its outcome waited')
+    const [delivery] = await store.listDeliveries(destinationId, { limit: 10 })
+    assert.equal(delivery?.status, 'delivered')
+  })
+})
+
+test('a retry that falls due after its failure is recorded, while that commit has not returned, is sent at once', async () => {
+  let calls = 0
+  const refuseFirst: Respond = (_req, res) => {
+    calls++
+    res.writeHead(calls === 1 ? 503 : 200).end()
+  }
+  // The lease far longer than the wait below: a retry left for its lease would not be sent in it.
+  const options = { gate: 'after' as const, respond: refuseFirst, leaseMs: 20_000, retryDelayMs: 50 }
+  await withHeldCommit(options, async ({ store, receiver, destinationId, ...held }) => {
+    assert.ok(await eventually(held.held, 5_000), 'the failure reached the held commit')
+    // The failure is recorded (retrying, due in 50 ms); the commit has not returned to the engine.
+    assert.ok(
+      await eventually(() => receiver.requests.length === 2, 3_000),
+      `the retry was sent while the commit was held (${receiver.requests.length} requests)`,
+    )
+    held.openGate()
+    let status: string | undefined
+    for (const end = Date.now() + 5_000; status !== 'delivered' && Date.now() < end; await sleep(20))
+      status = (await store.listDeliveries(destinationId, { limit: 1 }))[0]?.status
+    assert.equal(status, 'delivered', 'delivered by the retry')
+    assert.equal(receiver.requests.length, 2)
+  })
 })
