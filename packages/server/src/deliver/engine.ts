@@ -145,6 +145,11 @@ interface PendingRecord<O> {
   attemptCount: number
 }
 
+/** A recorded outcome's entry in a settled map, unless it was sent again meanwhile (not recorded yet). */
+function forgetSettled(settled: Map<number, number>, id: number, attemptCount: number): void {
+  if (settled.get(id) === attemptCount) settled.delete(id)
+}
+
 export class DeliveryEngine {
   private readonly store: DeliveryStore & StoreWatch
   private readonly logger: Logger
@@ -752,9 +757,7 @@ export class DeliveryEngine {
       }
       for (const { slot, outcome, attemptCount } of group) {
         slot.unrecorded--
-        // Unless it was sent again meanwhile (a retry claimed after the record): that one is not recorded yet.
-        if (this.settledBatches.get(outcome.batchId) === attemptCount)
-          this.settledBatches.delete(outcome.batchId)
+        forgetSettled(this.settledBatches, outcome.batchId, attemptCount)
       }
       for (const slot of new Set(group.map((item) => item.slot))) this.startReadyBatches(slot)
       if (group.some((item) => item.replayed)) this.onReplayOutcomes()
@@ -1009,22 +1012,16 @@ export class DeliveryEngine {
       } finally {
         for (const { slot } of claiming) slot.claiming = false
       }
-      this.forgetSettled(batch)
-      for (const { slot } of batch) slot.unrecorded--
+      for (const { slot, outcome, attemptCount } of batch) {
+        slot.unrecorded--
+        forgetSettled(this.settledDeliveries, outcome.deliveryId, attemptCount)
+      }
       for (const slot of new Set(batch.map((item) => item.slot))) this.startReady(slot)
       if (batch.some((item) => item.replayed)) this.onReplayOutcomes()
       // Released leases, new due times and freed slots: look again.
       this.wake()
     }
     this.recording = null
-  }
-
-  private forgetSettled(batch: PendingRecord<DeliveryOutcome>[]): void {
-    for (const { outcome, attemptCount } of batch) {
-      // Unless it was sent again meanwhile (a retry claimed after the record): that one is not recorded yet.
-      if (this.settledDeliveries.get(outcome.deliveryId) === attemptCount)
-        this.settledDeliveries.delete(outcome.deliveryId)
-    }
   }
 
   /**

@@ -73,16 +73,17 @@ export function sqliteDeliveries(db: SqliteDatabase): DeliveriesSql {
       // By filter, each call at most once (replayOnceEach; a batch only if all of it may go).
       const fresh = `status = 'pending', dead_lettered = 0, next_attempt_at = ?,
         first_attempt_at = NULL, closed_urls = NULL, lease_until = NULL, updated_at = ?`
-      const whole = 'ids' in filter ? '' : `AND ${replayWholeBatch(filter.status)}`
-      const [where, params]: [string, SQLInputValue[]] =
+      const [where, params, whole]: [string, SQLInputValue[], string] =
         'ids' in filter
           ? [
               "id IN (SELECT value FROM json_each(?)) AND status IN ('failed', 'delivered')",
               [JSON.stringify(filter.ids)],
+              '',
             ]
           : [
               `destination_id = ? AND status = ? AND created_at >= ? AND ${replayOnceEach(filter.status)}`,
               [filter.destinationId, filter.status, filter.since ?? 0],
+              `AND ${replayWholeBatch(filter.status)}`,
             ]
       return db.transaction(() => {
         const alone = db
