@@ -45,6 +45,7 @@ import { EndpointWatch } from './endpoint-watch.ts'
 import { type PreparedRequest, prepareRequest, sendToUrls } from './fan-out.ts'
 import type { AttemptResult, WebhookSender } from './http-sender.ts'
 import type { RetrySettings } from './retry-policy.ts'
+import { SettledOutcomes } from './settled-outcomes.ts'
 
 export interface DeliveryEngineOptions {
   store: DeliveryStore & HealthStore & StoreWatch
@@ -145,11 +146,6 @@ interface PendingRecord<O> {
   attemptCount: number
 }
 
-/** A recorded outcome's entry in a settled map, unless it was sent again meanwhile (not recorded yet). */
-function forgetSettled(settled: Map<number, number>, id: number, attemptCount: number): void {
-  if (settled.get(id) === attemptCount) settled.delete(id)
-}
-
 export class DeliveryEngine {
   private readonly store: DeliveryStore & StoreWatch
   private readonly logger: Logger
@@ -165,15 +161,13 @@ export class DeliveryEngine {
   /** What a claim must keep of its lease beyond the request timeout, to record the outcome in. */
   private readonly recordMarginMs: number
   /**
-   * Deliveries (and batches) whose outcome is settled here but not yet committed, with the attempt
-   * count they were claimed at. A claim that reached the store before that commit (queued behind a
-   * long store call, say) finds them with their lease run out and leases them again; they MUST NOT be
-   * sent again. Every recorded outcome adds one to the count, so a claim that returns the count
-   * unchanged read the row before the commit (drop it: the commit settles it), and one that returns a
-   * higher count read it after (a retry now due: take it).
+   * Deliveries (and batches) whose outcome is settled here, until no claim can bring back a row read
+   * before that outcome was recorded. A claim that reached the store before the commit (queued behind
+   * a long store call, say) finds them with their lease run out and leases them again; they MUST NOT
+   * be sent again (settled-outcomes.ts).
    */
-  private readonly settledDeliveries = new Map<number, number>()
-  private readonly settledBatches = new Map<number, number>()
+  private readonly settledDeliveries = new SettledOutcomes()
+  private readonly settledBatches = new SettledOutcomes()
   private readonly concurrency: number
   private readonly pollIntervalMs: number
   private readonly isWithdrawn: (delivery: ClaimedDelivery) => boolean
@@ -537,8 +531,15 @@ export class DeliveryEngine {
     slot.claiming = true
     try {
       const now = Date.now()
-      const claimed = await this.store.claimDeliveries(slot.destination.id, want, now, this.leaseMs)
-      const complete = await this.claimed(slot, claimed, want, now)
+      const claim = this.settledDeliveries.claimStarted()
+      let claimed: ClaimedDelivery[] = []
+      let complete: boolean
+      try {
+        claimed = await this.store.claimDeliveries(slot.destination.id, want, now, this.leaseMs)
+        complete = await this.claimed(slot, claimed, want, now)
+      } finally {
+        this.settledDeliveries.claimEnded(claim)
+      }
       return complete && claimed.length === 0 && slot.inFlight === 0 && slot.ready.length === 0
         ? this.store.nextDueAt(slot.destination.id, now)
         : null
@@ -592,8 +593,14 @@ export class DeliveryEngine {
       let want = this.claimAhead(slot) - slot.inFlight - slot.readyBatches.length
       let claimed = 0
       if (want > 0) {
-        const batches = await this.store.claimBatches(id, want, now, this.leaseMs)
-        if (!(await this.batchesClaimed(slot, batches, now))) return null
+        const claim = this.settledBatches.claimStarted()
+        let batches: ClaimedBatch[] = []
+        try {
+          batches = await this.store.claimBatches(id, want, now, this.leaseMs)
+          if (!(await this.batchesClaimed(slot, batches, now))) return null
+        } finally {
+          this.settledBatches.claimEnded(claim)
+        }
         claimed += batches.length
         if (batches.length === want) this.pumpAgain = true
         want -= batches.length
@@ -646,7 +653,7 @@ export class DeliveryEngine {
       return false
     }
     for (const batch of batches) {
-      if (this.settledBatches.get(batch.id) === batch.attemptCount) continue
+      if (this.settledBatches.has(batch.id, batch.attemptCount)) continue
       this.leaseEnds.set(batch, claimedAt + this.leaseMs)
       slot.readyBatches.push(batch)
     }
@@ -735,7 +742,7 @@ export class DeliveryEngine {
     decided: Omit<BatchOutcome, 'batchId'>,
   ): void {
     slot.unrecorded++
-    this.settledBatches.set(batch.id, batch.attemptCount)
+    this.settledBatches.settle(batch.id, batch.attemptCount)
     // A batch holds one replay's calls or live calls only.
     const replayed = batch.members[0]?.replayId != null
     const outcome = { ...decided, batchId: batch.id }
@@ -757,7 +764,7 @@ export class DeliveryEngine {
       }
       for (const { slot, outcome, attemptCount } of group) {
         slot.unrecorded--
-        forgetSettled(this.settledBatches, outcome.batchId, attemptCount)
+        this.settledBatches.recorded(outcome.batchId, attemptCount)
       }
       for (const slot of new Set(group.map((item) => item.slot))) this.startReadyBatches(slot)
       if (group.some((item) => item.replayed)) this.onReplayOutcomes()
@@ -781,7 +788,7 @@ export class DeliveryEngine {
       return false
     }
     for (const delivery of claimed) {
-      if (this.settledDeliveries.get(delivery.id) === delivery.attemptCount) continue
+      if (this.settledDeliveries.has(delivery.id, delivery.attemptCount)) continue
       this.leaseEnds.set(delivery, claimedAt + this.leaseMs)
       slot.ready.push(delivery)
     }
@@ -953,7 +960,7 @@ export class DeliveryEngine {
    */
   private recordOutcome(slot: DestinationSlot, delivery: ClaimedDelivery, outcome: DeliveryOutcome): void {
     slot.unrecorded++
-    this.settledDeliveries.set(delivery.id, delivery.attemptCount)
+    this.settledDeliveries.settle(delivery.id, delivery.attemptCount)
     const { attemptCount } = delivery
     this.pendingOutcomes.push({ outcome, slot, replayed: delivery.replayId !== null, attemptCount })
     if (this.recording) return // the running commit loop takes it next
@@ -1014,7 +1021,7 @@ export class DeliveryEngine {
       }
       for (const { slot, outcome, attemptCount } of batch) {
         slot.unrecorded--
-        forgetSettled(this.settledDeliveries, outcome.deliveryId, attemptCount)
+        this.settledDeliveries.recorded(outcome.deliveryId, attemptCount)
       }
       for (const slot of new Set(batch.map((item) => item.slot))) this.startReady(slot)
       if (batch.some((item) => item.replayed)) this.onReplayOutcomes()

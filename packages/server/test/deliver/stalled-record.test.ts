@@ -2,8 +2,10 @@
  * A delivery's outcome settled but its commit held up (the store busy with a long call, such as a
  * retention sweep after downtime, or a PostgreSQL commit still running the claims it carries). A claim
  * that reads the delivery before the record MUST NOT send it again; a claim that reads it after the
- * record (a retry now due) MUST send it at once, not leave it for its lease. A real SQLite store and a
- * real receiver; the commit of outcomes is held at a gate, before or after the store records it.
+ * record (a retry now due) MUST send it at once, not leave it for its lease; and so MUST NOT a claim
+ * that read it before the record and answers after the commit does (PostgreSQL runs claims on another
+ * connection). A real SQLite store and a real receiver; the commit of outcomes is held at a gate,
+ * before or after the store records it, and a claim's answer can be held at another.
  */
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -26,6 +28,11 @@ interface Held {
   /** Deliveries claimed so far (the engine's own claims, outside commits). */
   claims: () => number
   openGate: () => void
+  /** Whether the first commit of outcomes has returned to the engine. */
+  committed: () => boolean
+  /** Whether a claim's answer holding a delivery waits at the claim gate (`holdClaim`). */
+  claimHeld: () => boolean
+  openClaimGate: () => void
 }
 
 /**
@@ -33,7 +40,14 @@ interface Held {
  * `before` the store records it or `after`. Runs `body`, then always cleans up.
  */
 async function withHeldCommit(
-  options: { gate: 'before' | 'after'; respond?: Respond; leaseMs: number; retryDelayMs?: number },
+  options: {
+    gate: 'before' | 'after'
+    respond?: Respond
+    leaseMs: number
+    retryDelayMs?: number
+    /** Hold the answer of the first claim that returns a delivery while the commit is held. */
+    holdClaim?: boolean
+  },
   body: (held: Held) => Promise<void>,
 ): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-stalled-'))
@@ -41,6 +55,7 @@ async function withHeldCommit(
   const receiver = await startReceiver(options.respond)
   let engine: DeliveryEngine | undefined
   let openGate = () => {}
+  let openClaimGate = () => {}
   try {
     await store.migrate()
     const source = await store.createSource({ name: 'web', enabled: true })
@@ -74,7 +89,12 @@ async function withHeldCommit(
     const gate = new Promise<void>((resolve) => {
       openGate = resolve
     })
+    const claimGate = new Promise<void>((resolve) => {
+      openClaimGate = resolve
+    })
     let held = false
+    let committed = false
+    let claimHeld = false
     let claims = 0
     const stalled = new Proxy(store, {
       get(target, property, receiverObject) {
@@ -83,6 +103,10 @@ async function withHeldCommit(
           return async (...args: unknown[]) => {
             const claimed = await value.apply(target, args)
             claims += (claimed as unknown[]).length
+            if (options.holdClaim && held && !committed && !claimHeld && (claimed as unknown[]).length > 0) {
+              claimHeld = true
+              await claimGate
+            }
             return claimed
           }
         }
@@ -93,6 +117,7 @@ async function withHeldCommit(
           if (first && options.gate === 'before') await gate
           const result = await value.apply(target, args)
           if (first && options.gate === 'after') await gate
+          if (first) committed = true
           return result
         }
       },
@@ -115,9 +140,14 @@ async function withHeldCommit(
       held: () => held,
       claims: () => claims,
       openGate,
+      committed: () => committed,
+      claimHeld: () => claimHeld,
+      openClaimGate,
     })
   } finally {
-    openGate() // a failed assertion must not leave the engine waiting on its commit
+    // A failed assertion must not leave the engine waiting on its commit or a claim.
+    openGate()
+    openClaimGate()
     await engine?.stop()
     await receiver.close()
     await store.close()
@@ -139,6 +169,26 @@ test('a delivery whose outcome waits to be committed past its lease is not sent 
     assert.equal(receiver.requests.length, 1, 'sent once, though claimed again while its outcome waited')
     const [delivery] = await store.listDeliveries(destinationId, { limit: 10 })
     assert.equal(delivery?.status, 'delivered')
+  })
+})
+
+test('a delivery is not sent again by a claim that read it before its outcome was recorded and answers after that commit returned', async () => {
+  const leaseMs = 1_500
+  const options = { gate: 'before' as const, leaseMs, holdClaim: true }
+  await withHeldCommit(options, async ({ store, receiver, destinationId, ...held }) => {
+    assert.ok(await eventually(held.held, 5_000), 'the outcome reached the held commit')
+    assert.equal(receiver.requests.length, 1)
+    // Its lease runs out while the outcome waits: the engine's next claim reads it, unrecorded.
+    assert.ok(await eventually(held.claimHeld, 3 * leaseMs), 'a claim took the delivery back')
+    held.openGate()
+    assert.ok(await eventually(held.committed, 5_000), 'the outcome was committed')
+    await sleep(100) // the engine takes in the commit's answer first, as it may on PostgreSQL
+    held.openClaimGate()
+    await sleep(500) // a moment for anything claimed to be sent
+    assert.equal(receiver.requests.length, 1, 'sent once, though the claim that read it answered late')
+    const [delivery] = await store.listDeliveries(destinationId, { limit: 10 })
+    assert.equal(delivery?.status, 'delivered')
+    assert.equal(delivery?.attemptCount, 1)
   })
 })
 
