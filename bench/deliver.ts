@@ -112,8 +112,9 @@ async function measureRates(): Promise<{
     }
     // Rounds of every party, each round in another order, so that a shared machine's slower spells
     // fall on all of them; a ratio is taken within its round, and the figure is the rounds' median.
+    // Five: one round apart from the others moved a median of three by a tenth (bench/NOTES.md).
     const rounds: Round[] = []
-    for (let round = 0; round < (quick ? 1 : 3); round++) {
+    for (let round = 0; round < (quick ? 1 : 5); round++) {
       const rates = {} as Record<Party, Rate>
       for (let i = 0; i < PARTIES.length; i++) {
         const party = PARTIES[(i + round) % PARTIES.length]!
