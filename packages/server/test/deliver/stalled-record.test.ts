@@ -4,23 +4,27 @@
  * that reads the delivery before the record MUST NOT send it again; a claim that reads it after the
  * record (a retry now due) MUST send it at once, not leave it for its lease; and so MUST NOT a claim
  * that read it before the record and answers after the commit does (PostgreSQL runs claims on another
- * connection). A real SQLite store and a real receiver; the commit of outcomes is held at a gate,
- * before or after the store records it, and a claim's answer can be held at another.
+ * connection). Real SQLite and PostgreSQL stores and a real receiver; the commit of outcomes is held
+ * at a gate, before or after the store records it, and a claim's answer can be held at another.
  */
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
+import { describe, test } from 'node:test'
 import { DeliveryEngine } from '../../src/deliver/engine.ts'
 import { WebhookSender } from '../../src/deliver/http-sender.ts'
 import { retrySettings } from '../../src/deliver/retry-policy.ts'
 import type { Logger } from '../../src/lib/logger.ts'
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts'
+import type { Store } from '../../src/store/store.ts'
+import { freshSchema, openPgStore } from '../store/pg.ts'
 import { eventually, type Receiver, type Respond, sleep, startReceiver } from './receivers.ts'
 
+type Backend = 'sqlite' | 'postgres'
+
 interface Held {
-  store: SqliteStore
+  store: Store
   receiver: Receiver
   destinationId: string
   /** Whether the first commit of outcomes has reached the gate. */
@@ -41,6 +45,7 @@ interface Held {
  */
 async function withHeldCommit(
   options: {
+    backend: Backend
     gate: 'before' | 'after'
     respond?: Respond
     leaseMs: number
@@ -51,13 +56,16 @@ async function withHeldCommit(
   body: (held: Held) => Promise<void>,
 ): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'sluice-stalled-'))
-  const store = new SqliteStore({ dataDir, synchronous: 'NORMAL' })
+  const schema = options.backend === 'postgres' ? await freshSchema() : null
+  const store: Store = schema
+    ? await openPgStore(schema.schema)
+    : new SqliteStore({ dataDir, synchronous: 'NORMAL' })
   const receiver = await startReceiver(options.respond)
   let engine: DeliveryEngine | undefined
   let openGate = () => {}
   let openClaimGate = () => {}
   try {
-    await store.migrate()
+    if (!schema) await store.migrate() // openPgStore has migrated its store
     const source = await store.createSource({ name: 'web', enabled: true })
     const destination = await store.createDestination({
       name: 'hook',
@@ -151,67 +159,88 @@ async function withHeldCommit(
     await engine?.stop()
     await receiver.close()
     await store.close()
+    await schema?.drop()
     await rm(dataDir, { recursive: true, force: true })
   }
 }
 
-test('a delivery whose outcome waits to be committed past its lease is not sent again by a claim that overtakes the commit', async () => {
-  const leaseMs = 1_500
-  await withHeldCommit({ gate: 'before', leaseMs }, async ({ store, receiver, destinationId, ...held }) => {
-    assert.ok(await eventually(held.held, 5_000), 'the outcome reached the held commit')
-    assert.equal(receiver.requests.length, 1)
-    // Well past the lease: the engine has claimed the delivery again meanwhile (it polls every 50 ms).
-    await sleep(2 * leaseMs)
-    // Once its lease ran out; again each time the lease of that claim ran out too (the sleep spans two).
-    assert.ok(held.claims() >= 2, `claimed again while its outcome waited (${held.claims()} claims in all)`)
-    held.openGate()
-    await sleep(500) // a moment for anything claimed to be sent
-    assert.equal(receiver.requests.length, 1, 'sent once, though claimed again while its outcome waited')
-    const [delivery] = await store.listDeliveries(destinationId, { limit: 10 })
-    assert.equal(delivery?.status, 'delivered')
-  })
-})
+for (const backend of ['sqlite', 'postgres'] as const) {
+  describe(backend, () => {
+    test('a delivery whose outcome waits to be committed past its lease is not sent again by a claim that overtakes the commit', async () => {
+      const leaseMs = 1_500
+      await withHeldCommit(
+        { backend, gate: 'before', leaseMs },
+        async ({ store, receiver, destinationId, ...held }) => {
+          assert.ok(await eventually(held.held, 5_000), 'the outcome reached the held commit')
+          assert.equal(receiver.requests.length, 1)
+          // Well past the lease: the engine has claimed the delivery again meanwhile (it polls every 50 ms).
+          await sleep(2 * leaseMs)
+          // Once its lease ran out; again each time the lease of that claim ran out too (the sleep spans two).
+          assert.ok(
+            held.claims() >= 2,
+            `claimed again while its outcome waited (${held.claims()} claims in all)`,
+          )
+          held.openGate()
+          await sleep(500) // a moment for anything claimed to be sent
+          assert.equal(
+            receiver.requests.length,
+            1,
+            'sent once, though claimed again while its outcome waited',
+          )
+          const [delivery] = await store.listDeliveries(destinationId, { limit: 10 })
+          assert.equal(delivery?.status, 'delivered')
+        },
+      )
+    })
 
-test('a delivery is not sent again by a claim that read it before its outcome was recorded and answers after that commit returned', async () => {
-  const leaseMs = 1_500
-  const options = { gate: 'before' as const, leaseMs, holdClaim: true }
-  await withHeldCommit(options, async ({ store, receiver, destinationId, ...held }) => {
-    assert.ok(await eventually(held.held, 5_000), 'the outcome reached the held commit')
-    assert.equal(receiver.requests.length, 1)
-    // Its lease runs out while the outcome waits: the engine's next claim reads it, unrecorded.
-    assert.ok(await eventually(held.claimHeld, 3 * leaseMs), 'a claim took the delivery back')
-    held.openGate()
-    assert.ok(await eventually(held.committed, 5_000), 'the outcome was committed')
-    await sleep(100) // the engine takes in the commit's answer first, as it may on PostgreSQL
-    held.openClaimGate()
-    await sleep(500) // a moment for anything claimed to be sent
-    assert.equal(receiver.requests.length, 1, 'sent once, though the claim that read it answered late')
-    const [delivery] = await store.listDeliveries(destinationId, { limit: 10 })
-    assert.equal(delivery?.status, 'delivered')
-    assert.equal(delivery?.attemptCount, 1)
-  })
-})
+    test('a delivery is not sent again by a claim that read it before its outcome was recorded and answers after that commit returned', async () => {
+      const leaseMs = 1_500
+      const options = { backend, gate: 'before' as const, leaseMs, holdClaim: true }
+      await withHeldCommit(options, async ({ store, receiver, destinationId, ...held }) => {
+        assert.ok(await eventually(held.held, 5_000), 'the outcome reached the held commit')
+        assert.equal(receiver.requests.length, 1)
+        // Its lease runs out while the outcome waits: the engine's next claim reads it, unrecorded.
+        assert.ok(await eventually(held.claimHeld, 3 * leaseMs), 'a claim took the delivery back')
+        held.openGate()
+        assert.ok(await eventually(held.committed, 5_000), 'the outcome was committed')
+        await sleep(100) // the engine takes in the commit's answer first, as it may on PostgreSQL
+        held.openClaimGate()
+        await sleep(500) // a moment for anything claimed to be sent
+        assert.equal(receiver.requests.length, 1, 'sent once, though the claim that read it answered late')
+        const [delivery] = await store.listDeliveries(destinationId, { limit: 10 })
+        assert.equal(delivery?.status, 'delivered')
+        assert.equal(delivery?.attemptCount, 1)
+      })
+    })
 
-test('a retry that falls due after its failure is recorded, while that commit has not returned, is sent at once', async () => {
-  let calls = 0
-  const refuseFirst: Respond = (_req, res) => {
-    calls++
-    res.writeHead(calls === 1 ? 503 : 200).end()
-  }
-  // The lease far longer than the wait below: a retry left for its lease would not be sent in it.
-  const options = { gate: 'after' as const, respond: refuseFirst, leaseMs: 20_000, retryDelayMs: 50 }
-  await withHeldCommit(options, async ({ store, receiver, destinationId, ...held }) => {
-    assert.ok(await eventually(held.held, 5_000), 'the failure reached the held commit')
-    // The failure is recorded (retrying, due in 50 ms); the commit has not returned to the engine.
-    assert.ok(
-      await eventually(() => receiver.requests.length === 2, 3_000),
-      `the retry was sent while the commit was held (${receiver.requests.length} requests)`,
-    )
-    held.openGate()
-    let status: string | undefined
-    for (const end = Date.now() + 5_000; status !== 'delivered' && Date.now() < end; await sleep(20))
-      status = (await store.listDeliveries(destinationId, { limit: 1 }))[0]?.status
-    assert.equal(status, 'delivered', 'delivered by the retry')
-    assert.equal(receiver.requests.length, 2)
+    test('a retry that falls due after its failure is recorded, while that commit has not returned, is sent at once', async () => {
+      let calls = 0
+      const refuseFirst: Respond = (_req, res) => {
+        calls++
+        res.writeHead(calls === 1 ? 503 : 200).end()
+      }
+      // The lease far longer than the wait below: a retry left for its lease would not be sent in it.
+      const options = {
+        backend,
+        gate: 'after' as const,
+        respond: refuseFirst,
+        leaseMs: 20_000,
+        retryDelayMs: 50,
+      }
+      await withHeldCommit(options, async ({ store, receiver, destinationId, ...held }) => {
+        assert.ok(await eventually(held.held, 5_000), 'the failure reached the held commit')
+        // The failure is recorded (retrying, due in 50 ms); the commit has not returned to the engine.
+        assert.ok(
+          await eventually(() => receiver.requests.length === 2, 3_000),
+          `the retry was sent while the commit was held (${receiver.requests.length} requests)`,
+        )
+        held.openGate()
+        let status: string | undefined
+        for (const end = Date.now() + 5_000; status !== 'delivered' && Date.now() < end; await sleep(20))
+          status = (await store.listDeliveries(destinationId, { limit: 1 }))[0]?.status
+        assert.equal(status, 'delivered', 'delivered by the retry')
+        assert.equal(receiver.requests.length, 2)
+      })
+    })
   })
-})
+}
