@@ -25,6 +25,7 @@
  */
 
 import type {
+  BatchCandidate,
   BatchOutcome,
   ClaimedBatch,
   ClaimedDelivery,
@@ -610,7 +611,17 @@ export class DeliveryEngine {
       if (batching !== undefined && want > 0) {
         if (now >= Math.min(slot.nextLookAt, slot.flushAt ?? Number.POSITIVE_INFINITY)) {
           const limit = candidateLimit(batching, want)
-          const candidates = await this.store.batchCandidates(id, limit, now)
+          // A candidate may be a single delivery sent (before the destination began batching) whose
+          // outcome is not committed yet: it MUST NOT join a batch and go again.
+          const claim = this.settledDeliveries.claimStarted()
+          let read: BatchCandidate[] = []
+          let candidates: BatchCandidate[] = []
+          try {
+            read = await this.store.batchCandidates(id, limit, now)
+            candidates = read.filter((c) => !this.settledDeliveries.has(c.id, c.attemptCount))
+          } finally {
+            this.settledDeliveries.claimEnded(claim)
+          }
           const plan = planBatches(candidates, batching, now, settings)
           slot.flushAt = plan.flushAt
           // Leftovers and nothing formed: not again for a while. Otherwise the next wake looks.
@@ -626,7 +637,7 @@ export class DeliveryEngine {
             want -= batches.length
           }
           // More due messages than this look read, and room for them: look again at once.
-          if (candidates.length === limit && groups.length === plan.groups.length) this.pumpAgain = true
+          if (read.length === limit && groups.length === plan.groups.length) this.pumpAgain = true
         } else slot.lookSkipped = true // new messages woke it: look once the interval is over
       }
       // With no room left, the next request to end wakes it: a leftover's wait running out meanwhile

@@ -10,8 +10,12 @@
  * When may an entry go? Not simply when its commit returns. On PostgreSQL a claim runs on another
  * connection: its statement may read the row before the commit and its answer still arrive after the
  * commit's. So a recorded entry is forgotten only once every claim started before the commit returned
- * has ended. A claim started after that reads the committed row. On SQLite answers come in the order
- * the calls were made, no such claim is still running, and entries go at once.
+ * has ended. A claim started after that reads the committed row. (On SQLite answers come in the order
+ * the calls were made, so the wait is only ever for claims made after the commit: harmless.)
+ *
+ * One entry an id: settling a delivery again replaces its entry, even one still waiting. That is safe
+ * because a destination never has two claims at once (`slot.claiming`): the claim that took the
+ * delivery again has ended, so no claim still running read it before the earlier record.
  */
 export class SettledOutcomes {
   /** Id → the attempt count it was claimed at. */

@@ -4,8 +4,9 @@
  * that reads the delivery before the record MUST NOT send it again; a claim that reads it after the
  * record (a retry now due) MUST send it at once, not leave it for its lease; and so MUST NOT a claim
  * that read it before the record and answers after the commit does (PostgreSQL runs claims on another
- * connection). Real SQLite and PostgreSQL stores and a real receiver; the commit of outcomes is held
- * at a gate, before or after the store records it, and a claim's answer can be held at another.
+ * connection); nor a batch formed meanwhile. The same for batches. Real SQLite and PostgreSQL stores
+ * and a real receiver; the commit of outcomes is held at a gate, before or after the store records
+ * it, and a claim's answer can be held at another.
  */
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -29,7 +30,7 @@ interface Held {
   destinationId: string
   /** Whether the first commit of outcomes has reached the gate. */
   held: () => boolean
-  /** Deliveries claimed so far (the engine's own claims, outside commits). */
+  /** Deliveries (or batches) claimed so far (the engine's own claims, outside commits). */
   claims: () => number
   openGate: () => void
   /** Whether the first commit of outcomes has returned to the engine. */
@@ -37,6 +38,8 @@ interface Held {
   /** Whether a claim's answer holding a delivery waits at the claim gate (`holdClaim`). */
   claimHeld: () => boolean
   openClaimGate: () => void
+  /** What the engine warned of so far. */
+  warnings: () => string[]
 }
 
 /**
@@ -52,6 +55,8 @@ async function withHeldCommit(
     retryDelayMs?: number
     /** Hold the answer of the first claim that returns a delivery while the commit is held. */
     holdClaim?: boolean
+    /** The destination batches (the call goes as a batch of one; its claims and commits are the batches'). */
+    batching?: boolean
   },
   body: (held: Held) => Promise<void>,
 ): Promise<void> {
@@ -72,7 +77,11 @@ async function withHeldCommit(
       type: 'webhooks',
       enabled: true,
       sourceIds: [source.id],
-      settings: { webhooks: [{ url: `${receiver.url}/hook`, headers: {} }], sharedSecret: null },
+      settings: {
+        webhooks: [{ url: `${receiver.url}/hook`, headers: {} }],
+        sharedSecret: null,
+        ...(options.batching ? { batching: { maxEvents: 10, maxBytes: 500_000, maxWaitMs: 0 } } : {}),
+      },
     })
     const receivedAt = Date.now()
     const at = new Date(receivedAt).toISOString()
@@ -107,7 +116,10 @@ async function withHeldCommit(
     const stalled = new Proxy(store, {
       get(target, property, receiverObject) {
         const value = Reflect.get(target, property, receiverObject)
-        if (property === 'claimDeliveries' && typeof value === 'function') {
+        const [claimMethod, recordMethod] = options.batching
+          ? ['claimBatches', 'recordBatchOutcomes']
+          : ['claimDeliveries', 'recordOutcomes']
+        if (property === claimMethod && typeof value === 'function') {
           return async (...args: unknown[]) => {
             const claimed = await value.apply(target, args)
             claims += (claimed as unknown[]).length
@@ -118,7 +130,7 @@ async function withHeldCommit(
             return claimed
           }
         }
-        if (property !== 'recordOutcomes' || typeof value !== 'function') return value
+        if (property !== recordMethod || typeof value !== 'function') return value
         return async (...args: unknown[]) => {
           const first = !held
           held = true
@@ -130,11 +142,17 @@ async function withHeldCommit(
         }
       },
     })
-    const silent = { error() {}, warn() {}, info() {}, debug() {} } as unknown as Logger
+    const warnings: string[] = []
+    const logger = {
+      error() {},
+      warn: (_fields: unknown, text: string) => warnings.push(text),
+      info() {},
+      debug() {},
+    } as unknown as Logger
     const delay = options.retryDelayMs ?? 1_000
     engine = new DeliveryEngine({
       store: stalled,
-      logger: silent,
+      logger,
       sender: new WebhookSender({ allowPrivate: true, timeoutMs: 300 }),
       retry: retrySettings({ requestTimeoutMs: 300, baseDelayMs: delay, maxDelayMs: delay }),
       leaseMs: options.leaseMs,
@@ -151,6 +169,7 @@ async function withHeldCommit(
       committed: () => committed,
       claimHeld: () => claimHeld,
       openClaimGate,
+      warnings: () => warnings,
     })
   } finally {
     // A failed assertion must not leave the engine waiting on its commit or a claim.
@@ -193,24 +212,58 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       )
     })
 
-    test('a delivery is not sent again by a claim that read it before its outcome was recorded and answers after that commit returned', async () => {
-      const leaseMs = 1_500
-      const options = { backend, gate: 'before' as const, leaseMs, holdClaim: true }
-      await withHeldCommit(options, async ({ store, receiver, destinationId, ...held }) => {
-        assert.ok(await eventually(held.held, 5_000), 'the outcome reached the held commit')
-        assert.equal(receiver.requests.length, 1)
-        // Its lease runs out while the outcome waits: the engine's next claim reads it, unrecorded.
-        assert.ok(await eventually(held.claimHeld, 3 * leaseMs), 'a claim took the delivery back')
-        held.openGate()
-        assert.ok(await eventually(held.committed, 5_000), 'the outcome was committed')
-        await sleep(100) // the engine takes in the commit's answer first, as it may on PostgreSQL
-        held.openClaimGate()
-        await sleep(500) // a moment for anything claimed to be sent
-        assert.equal(receiver.requests.length, 1, 'sent once, though the claim that read it answered late')
-        const [delivery] = await store.listDeliveries(destinationId, { limit: 10 })
-        assert.equal(delivery?.status, 'delivered')
-        assert.equal(delivery?.attemptCount, 1)
+    for (const batching of [false, true]) {
+      const what = batching ? 'a batch' : 'a delivery'
+      test(`${what} is not sent again by a claim that read it before its outcome was recorded and answers after that commit returned`, async () => {
+        // Long enough that the late claim's answer still leaves time for a request: the previous rule
+        // then sends it again, rather than leaving it for its lease (the warning asserted below).
+        const leaseMs = 3_000
+        const options = { backend, gate: 'before' as const, leaseMs, holdClaim: true, batching }
+        await withHeldCommit(options, async ({ store, receiver, destinationId, ...held }) => {
+          assert.ok(await eventually(held.held, 5_000), 'the outcome reached the held commit')
+          assert.equal(receiver.requests.length, 1)
+          // Its lease runs out while the outcome waits: the engine's next claim reads it, unrecorded.
+          assert.ok(await eventually(held.claimHeld, 3 * leaseMs), 'a claim took the delivery back')
+          held.openGate()
+          assert.ok(await eventually(held.committed, 5_000), 'the outcome was committed')
+          await sleep(100) // the engine takes in the commit's answer first, as it may on PostgreSQL
+          held.openClaimGate()
+          await sleep(500) // a moment for anything claimed to be sent
+          assert.equal(receiver.requests.length, 1, 'sent once, though the claim that read it answered late')
+          assert.deepEqual(
+            held.warnings().filter((text) => text.includes('lease')),
+            [],
+            'dropped from the claim, not left for a lease run short',
+          )
+          const [delivery] = await store.listDeliveries(destinationId, { limit: 10 })
+          assert.equal(delivery?.status, 'delivered')
+        })
       })
+    }
+
+    test('a delivery whose outcome waits past its lease does not join a batch when its destination begins batching', async () => {
+      const leaseMs = 1_500
+      await withHeldCommit(
+        { backend, gate: 'before', leaseMs },
+        async ({ store, receiver, destinationId, ...held }) => {
+          assert.ok(await eventually(held.held, 5_000), 'the outcome reached the held commit')
+          assert.equal(receiver.requests.length, 1)
+          const settings = {
+            webhooks: [{ url: `${receiver.url}/hook`, headers: {} }],
+            sharedSecret: null,
+            batching: { maxEvents: 10, maxBytes: 500_000, maxWaitMs: 0 },
+          }
+          assert.ok(await store.updateDestination(destinationId, { settings }))
+          // Past the lease: the delivery, unleased and in no batch, is a batch candidate meanwhile.
+          await sleep(2 * leaseMs)
+          held.openGate()
+          await sleep(500) // a moment for anything formed to be sent
+          assert.equal(receiver.requests.length, 1, 'sent once, not again in a batch')
+          const [delivery] = await store.listDeliveries(destinationId, { limit: 10 })
+          assert.equal(delivery?.status, 'delivered')
+          assert.equal(delivery?.attemptCount, 1)
+        },
+      )
     })
 
     test('a retry that falls due after its failure is recorded, while that commit has not returned, is sent at once', async () => {

@@ -325,6 +325,43 @@ describe('postgres store across processes', () => {
     ])
   })
 
+  test('a claim carried by a commit of outcomes that times out leaves the commit standing: recorded once', async () => {
+    const store = await handle({ statementTimeoutMs: 300 })
+    const source = await store.createSource({ name: 'carried', enabled: true })
+    const destination = await store.createDestination({
+      name: 'claimed with the commit',
+      type: 'webhooks',
+      enabled: true,
+      sourceIds: [source.id],
+      settings: { webhooks: [{ url: 'https://example.com/', headers: {} }], sharedSecret: null },
+    })
+    await store.ingest([message(source, 'first'), message(source, 'second')])
+    const [claimed] = await store.claimDeliveries(destination.id, 1, Date.now(), 30_000)
+    const other = claimed!.payload.messageId === 'first' ? 'second' : 'first'
+    await withAdmin(async (admin) => {
+      // Another process holds the messages table: the outcome commits (it does not read messages),
+      // and the claim carried with it waits past the statement timeout.
+      await admin.query(`SET search_path = ${schema}`)
+      await admin.query('BEGIN')
+      await admin.query('LOCK TABLE messages IN ACCESS EXCLUSIVE MODE')
+      const carried = await store.recordOutcomes(
+        [outcome(claimed!)],
+        [{ destinationId: destination.id, limit: 5, now: Date.now(), leaseMs: 30_000 }],
+      )
+      assert.deepEqual(carried, [[]], 'the claim that failed claimed nothing; the call did not fail')
+      await admin.query('ROLLBACK')
+    })
+    const recorded = await store.getDelivery(claimed!.id)
+    assert.equal(recorded?.status, 'delivered')
+    assert.equal(recorded?.attemptCount, 1, 'recorded once: the engine had no failure to record it again for')
+    const next = await store.claimDeliveries(destination.id, 5, Date.now(), 30_000)
+    assert.deepEqual(
+      next.map((delivery) => delivery.payload.messageId),
+      [other],
+      'what the failed claim would have taken is claimed later',
+    )
+  })
+
   test('connections killed under the store: the failing call errors, nothing half-written, then it recovers', async () => {
     const applicationName = uniqueName('sluice_kill')
     const store = await handle({ applicationName })

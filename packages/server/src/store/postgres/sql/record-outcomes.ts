@@ -69,9 +69,18 @@ export function postgresRecordOutcomes(db: PostgresDatabase): RecordOutcomesSql 
     ]
     await db.retrying(() => db.query(RECORD_SQL, params))
     // Claims are their own statements (their commit does not wait for the WAL flush; see claim-deliveries.ts).
+    // The outcomes are committed now: a claim that fails MUST NOT fail this call, or the engine would
+    // record them a second time (a retry's second record could undo another worker's success). A
+    // failed claim leased nothing (one statement); its deliveries are claimed on a later pass.
     const claimed: ClaimRow[][] = []
-    for (const { destinationId, limit, now: at, leaseUntil } of claims)
-      claimed.push(await claim(destinationId, limit, at, leaseUntil))
+    for (const { destinationId, limit, now: at, leaseUntil } of claims) {
+      try {
+        claimed.push(await claim(destinationId, limit, at, leaseUntil))
+      } catch (error) {
+        db.logger.warn({ err: error, destinationId }, 'postgres: a claim after recording outcomes failed')
+        claimed.push([])
+      }
+    }
     return claimed
   }
 }
