@@ -25,7 +25,6 @@
  */
 
 import type {
-  BatchCandidate,
   BatchOutcome,
   ClaimedBatch,
   ClaimedDelivery,
@@ -532,15 +531,10 @@ export class DeliveryEngine {
     slot.claiming = true
     try {
       const now = Date.now()
-      const claim = this.settledDeliveries.claimStarted()
-      let claimed: ClaimedDelivery[] = []
-      let complete: boolean
-      try {
-        claimed = await this.store.claimDeliveries(slot.destination.id, want, now, this.leaseMs)
-        complete = await this.claimed(slot, claimed, want, now)
-      } finally {
-        this.settledDeliveries.claimEnded(claim)
-      }
+      const { claimed, complete } = await this.settledDeliveries.claiming(async () => {
+        const claimed = await this.store.claimDeliveries(slot.destination.id, want, now, this.leaseMs)
+        return { claimed, complete: await this.claimed(slot, claimed, want, now) }
+      })
       return complete && claimed.length === 0 && slot.inFlight === 0 && slot.ready.length === 0
         ? this.store.nextDueAt(slot.destination.id, now)
         : null
@@ -594,14 +588,11 @@ export class DeliveryEngine {
       let want = this.claimAhead(slot) - slot.inFlight - slot.readyBatches.length
       let claimed = 0
       if (want > 0) {
-        const claim = this.settledBatches.claimStarted()
-        let batches: ClaimedBatch[] = []
-        try {
-          batches = await this.store.claimBatches(id, want, now, this.leaseMs)
-          if (!(await this.batchesClaimed(slot, batches, now))) return null
-        } finally {
-          this.settledBatches.claimEnded(claim)
-        }
+        const { batches, taken } = await this.settledBatches.claiming(async () => {
+          const batches = await this.store.claimBatches(id, want, now, this.leaseMs)
+          return { batches, taken: await this.batchesClaimed(slot, batches, now) }
+        })
+        if (!taken) return null
         claimed += batches.length
         if (batches.length === want) this.pumpAgain = true
         want -= batches.length
@@ -613,15 +604,10 @@ export class DeliveryEngine {
           const limit = candidateLimit(batching, want)
           // A candidate may be a single delivery sent (before the destination began batching) whose
           // outcome is not committed yet: it MUST NOT join a batch and go again.
-          const claim = this.settledDeliveries.claimStarted()
-          let read: BatchCandidate[] = []
-          let candidates: BatchCandidate[] = []
-          try {
-            read = await this.store.batchCandidates(id, limit, now)
-            candidates = read.filter((c) => !this.settledDeliveries.has(c.id, c.attemptCount))
-          } finally {
-            this.settledDeliveries.claimEnded(claim)
-          }
+          const { read, candidates } = await this.settledDeliveries.claiming(async () => {
+            const read = await this.store.batchCandidates(id, limit, now)
+            return { read, candidates: read.filter((c) => !this.settledDeliveries.has(c.id, c.attemptCount)) }
+          })
           const plan = planBatches(candidates, batching, now, settings)
           slot.flushAt = plan.flushAt
           // Leftovers and nothing formed: not again for a while. Otherwise the next wake looks.
@@ -971,8 +957,8 @@ export class DeliveryEngine {
    */
   private recordOutcome(slot: DestinationSlot, delivery: ClaimedDelivery, outcome: DeliveryOutcome): void {
     slot.unrecorded++
-    this.settledDeliveries.settle(delivery.id, delivery.attemptCount)
     const { attemptCount } = delivery
+    this.settledDeliveries.settle(delivery.id, attemptCount)
     this.pendingOutcomes.push({ outcome, slot, replayed: delivery.replayId !== null, attemptCount })
     if (this.recording) return // the running commit loop takes it next
     if (this.pendingOutcomes.length >= this.groupSize) void this.flushOutcomes()

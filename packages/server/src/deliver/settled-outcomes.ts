@@ -36,6 +36,19 @@ export class SettledOutcomes {
     return this.settled.get(id) === attemptCount
   }
 
+  /**
+   * Runs `claim` as one claim: the store call and the check of the rows it returns with `has`, which
+   * MUST happen inside it (an outcome recorded meanwhile is forgotten only once it ends).
+   */
+  async claiming<T>(claim: () => Promise<T>): Promise<T> {
+    const number = this.claimStarted()
+    try {
+      return await claim()
+    } finally {
+      this.claimEnded(number)
+    }
+  }
+
   /** Call before a claim goes to the store; pass the answer to `claimEnded` once its rows are checked. */
   claimStarted(): number {
     this.claimsStarted++
