@@ -43,6 +43,9 @@ const { child, match } = await startProcess(
     LOG_LEVEL: 'warn',
     SLUICE_ADMIN_TOKEN: ADMIN,
     SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    // The history is stored before any replay starts; the default 10 s hold would only add a wait
+    // for its last calls to each replay's time, which is not the rate this measures.
+    SLUICE_REPLAY_HOLD_MS: '500',
   },
 )
 const base = match[1]!

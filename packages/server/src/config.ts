@@ -60,6 +60,11 @@ export interface Config {
   /** `SLUICE_DELIVERY_CONCURRENCY`, default 32: most requests in flight per destination. */
   deliveryConcurrency: number
   /**
+   * `SLUICE_REPLAY_HOLD_MS`, default 10000: a replay reads only calls received at least this long ago,
+   * so a call whose commit lagged its receipt by less is not passed over (replay-runner.ts).
+   */
+  replayHoldMs: number
+  /**
    * How long one hour of a destination's `autoDisable.afterHours` lasts. Default 3,600,000 ms; no
    * environment variable: only tests shorten it.
    */
@@ -193,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retry: retryConfig(env),
     deliveryLeaseMs: integer(env, 'SLUICE_DELIVERY_LEASE_MS', 30_000, 1_000, 3_600_000),
     deliveryConcurrency: integer(env, 'SLUICE_DELIVERY_CONCURRENCY', 32, 1, 1_000),
+    replayHoldMs: integer(env, 'SLUICE_REPLAY_HOLD_MS', 10_000, 0, 600_000),
     postgresPoolSize: integer(env, 'SLUICE_PG_POOL_SIZE', 10, 1, 1_000),
     audienceRefreshSeconds: integer(env, 'SLUICE_AUDIENCE_REFRESH_SECONDS', 60, 1, 86_400),
     postgresStatementTimeoutMs: integer(env, 'SLUICE_PG_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),

@@ -112,7 +112,13 @@ export async function createSluice(
   await privacy.start()
   const erasure = new ErasureRunner(store, logger)
   // A replay whose process died is taken over as its deliveries are: once the lease runs out.
-  const replayRunner = new ReplayRunner({ store, logger, metrics, leaseMs: config.deliveryLeaseMs })
+  const replayRunner = new ReplayRunner({
+    store,
+    logger,
+    metrics,
+    leaseMs: config.deliveryLeaseMs,
+    holdMs: config.replayHoldMs,
+  })
   const engine = new DeliveryEngine({
     store,
     logger,

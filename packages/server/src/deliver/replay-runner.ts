@@ -12,6 +12,11 @@
  *   to be claimed and fewer than `maxOutstanding` of the replay's deliveries are waiting, so live
  *   deliveries never queue behind more than that many replayed ones; and while live calls flow, steps
  *   are paced to a share of the replay's idle rate (replay-pace.ts).
+ * - Reading behind the present: a call's receive time is taken before its commit, so a call may become
+ *   visible after calls received later than it. A cursor that has passed its receive time would then
+ *   never read it, and for a destination that did not get it live (disabled, or not connected to the
+ *   call's source when it arrived) it would be lost to the replay. So steps read only calls received at
+ *   least `holdMs` ago, and a window reaching into the future is done `holdMs` after its end.
  */
 import { randomBytes } from 'node:crypto'
 import type { DeliveryStore } from '../domain/delivery-store.ts'
@@ -43,6 +48,12 @@ export interface ReplayRunnerOptions {
   maxOutstanding?: number
   /** Look for work at least this often. Default 250 ms. */
   pollMs?: number
+  /**
+   * Read only calls received at least this long ago: longer than any call takes from its receipt to
+   * its commit (a commit waits at most for SQLite's 5-second busy timeout in the usual worst case).
+   * Default 10,000 ms (`SLUICE_REPLAY_HOLD_MS`).
+   */
+  holdMs?: number
 }
 
 export class ReplayRunner {
@@ -53,6 +64,7 @@ export class ReplayRunner {
   private readonly stepSize: number
   private readonly maxOutstanding: number
   private readonly pollMs: number
+  private readonly holdMs: number
   /** This process's name in replay leases. */
   readonly runnerId = `runner_${randomBytes(8).toString('hex')}`
   private running = false
@@ -78,6 +90,7 @@ export class ReplayRunner {
     this.stepSize = options.stepSize ?? 200
     this.maxOutstanding = options.maxOutstanding ?? 32
     this.pollMs = options.pollMs ?? 250
+    this.holdMs = options.holdMs ?? 10_000
   }
 
   start(): void {
@@ -201,7 +214,9 @@ export class ReplayRunner {
     }
     // Up to `stepSize` calls are read, and taken until `read` of them matched: a window the filters
     // mostly leave out is read quickly, while the deliveries a step creates stay within the room.
-    const calls = await this.store.replayCandidates(replay, this.stepSize)
+    // We MUST NOT read the last `holdMs`: a call received then may still commit behind the cursor.
+    const readable = Math.min(replay.to, now - this.holdMs)
+    const calls = await this.store.replayCandidates(replay, readable, this.stepSize)
     const matched: number[] = []
     let taken = 0
     for (const call of calls) {
@@ -210,8 +225,8 @@ export class ReplayRunner {
       if (replayMatches(replay, destination, call.payload)) matched.push(call.pk)
     }
     const last = calls[taken - 1]
-    // A window reaching into the future is read again until its end has passed.
-    const scanDone = taken === calls.length && calls.length < this.stepSize && replay.to <= now
+    // A window reaching into the future (or into the hold) is read again until its end is readable.
+    const scanDone = taken === calls.length && calls.length < this.stepSize && readable === replay.to
     if (last === undefined && !scanDone) return false
     const to = last === undefined ? replay.cursor : { receivedAt: last.receivedAt, pk: last.pk }
     const result = await this.store.commitReplayStep({

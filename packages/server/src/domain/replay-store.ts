@@ -25,8 +25,11 @@ export interface ReplayStore {
    * out (its process died), so one process runs a replay at a time.
    */
   leaseReplays(runner: string, now: number, leaseUntil: number): Promise<LeasedReplay[]>
-  /** Up to `limit` calls of the replay's window after its cursor, in the order the replay reads them. */
-  replayCandidates(replay: LeasedReplay, limit: number): Promise<ReplayCandidate[]>
+  /**
+   * Up to `limit` calls of the replay's window after its cursor and received before `before` (the
+   * window's end, or earlier), in the order the replay reads them.
+   */
+  replayCandidates(replay: LeasedReplay, before: number, limit: number): Promise<ReplayCandidate[]>
   /**
    * Commits one step in one transaction (cursor, counters and the new deliveries, see ReplaysSql.step);
    * null when the replay is no longer this runner's, no longer RUNNING, or moved on. Announces

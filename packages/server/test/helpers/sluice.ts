@@ -56,6 +56,8 @@ export async function startTestSluice(
     adminToken: TEST_ADMIN_TOKEN,
     // Test receivers listen on 127.0.0.1.
     allowPrivateDestinations: true,
+    // Tests replay windows that end a moment ago; the hold's own tests set it (test/deliver/replay.test.ts).
+    replayHoldMs: 200,
     ...(overrides.databaseUrl ? { secretKey: TEST_SECRET_KEY } : {}),
     ...overrides,
     retry: { ...defaults.retry, ...overrides.retry },

@@ -46,6 +46,8 @@ for (const backend of backends) {
       SLUICE_ADMIN_TOKEN: TOKEN,
       SLUICE_ALLOW_PRIVATE_DESTINATIONS: 'true',
       SLUICE_DELIVERY_LEASE_MS: '1500',
+      // The calls are all stored before the replay starts: no need to wait the default 10 s behind them.
+      SLUICE_REPLAY_HOLD_MS: '300',
       SLUICE_REQUEST_TIMEOUT_MS: '1000',
       SLUICE_DELIVERY_CONCURRENCY: String(CONCURRENCY),
       ...(database.url ? { DATABASE_URL: database.url, SLUICE_SECRET_KEY: TEST_SECRET_KEY } : {}),

@@ -183,7 +183,7 @@ export function batchContract(backend: StoreBackend): void {
           force: true,
         })
         const [leased] = await store.leaseReplays('runner', Date.now(), Date.now() + 10_000)
-        const calls = await store.replayCandidates(leased!, 10)
+        const calls = await store.replayCandidates(leased!, Date.now(), 10)
         const first = calls.find((call) => JSON.parse(call.payload).messageId === 'b-0')!
         const stepped = await store.commitReplayStep({
           replayId: replay.id,

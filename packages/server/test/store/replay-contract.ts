@@ -62,7 +62,7 @@ export function replayContract(backend: StoreBackend): void {
     leased: LeasedReplay,
     limit: number,
   ): Promise<ReplayStep> {
-    const calls = await opened.store.replayCandidates(leased, limit)
+    const calls = await opened.store.replayCandidates(leased, leased.to, limit)
     const last = calls.at(-1)!
     return {
       replayId: leased.id,
@@ -126,6 +126,20 @@ export function replayContract(backend: StoreBackend): void {
         )
       },
     )
+
+    withStore('candidates stop before the time asked for, within the window', async (opened) => {
+      const { replay } = await history(opened, 5) // received at from, from, from+1, from+1, from+2
+      const [leased] = await opened.store.leaseReplays('runner', Date.now(), Date.now() + 10_000)
+      const ids = async (before: number) =>
+        (await opened.store.replayCandidates(leased!, before, 10)).map(
+          (call) => (JSON.parse(call.payload) as { messageId: string }).messageId,
+        )
+      assert.deepEqual(await ids(replay.from), [])
+      assert.deepEqual(await ids(replay.from + 1), ['h-0', 'h-1'])
+      assert.deepEqual(await ids(replay.from + 2), ['h-0', 'h-1', 'h-2', 'h-3'])
+      // A time past the window's end reads the whole window.
+      assert.deepEqual(await ids(replay.to + 60_000), ['h-0', 'h-1', 'h-2', 'h-3', 'h-4'])
+    })
 
     withStore('calls the destination has delivered or waiting are skipped unless forced', async (opened) => {
       const { destination, replay } = await history(opened, 3)

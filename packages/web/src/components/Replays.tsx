@@ -48,7 +48,8 @@ export function Replays({ destinationId, open }: { destinationId: string; open?:
     <Fold title="Replays" headingId="replays" summary={summary} {...(open === undefined ? {} : { open })}>
       <p className="muted">
         Send stored calls received in a window to this destination again, through its subscription, filters,
-        mapping and batching. Calls it already got are skipped. Live calls go first.
+        mapping and batching. Calls it already got are skipped. Live calls go first. Calls are read once they
+        are 10 seconds old (by default), so a window reaching the present finishes that long after its end.
       </p>
       {canWrite && <StartReplay destinationId={destinationId} />}
       {list.isPending ? (

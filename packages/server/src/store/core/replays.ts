@@ -70,12 +70,12 @@ export class ReplaysCore implements ReplayStore {
     return (await this.#sql.replays.lease(runner, now, leaseUntil)).map(toLeasedReplay)
   }
 
-  async replayCandidates(replay: LeasedReplay, limit: number): Promise<ReplayCandidate[]> {
+  async replayCandidates(replay: LeasedReplay, before: number, limit: number): Promise<ReplayCandidate[]> {
     if (replay.sourceIds.length === 0) return []
     return toReplayCandidates(
       await this.#sql.replays.candidates(
         replay.sourceIds,
-        replay.to,
+        Math.min(replay.to, before),
         replay.cursor.receivedAt,
         replay.cursor.pk,
         limit,
