@@ -52,10 +52,17 @@ export class ReplayPace {
     return { read: 0, retryAt: now + Math.ceil((want - this.#tokens) / perMs) }
   }
 
-  /** A step committed, having enqueued `enqueued` deliveries. */
-  stepped(now: number, enqueued: number): void {
+  /**
+   * A step committed, having enqueued `enqueued` deliveries. `starved`: it read every call there was to
+   * read for now (the window's end, or the calls too recent to read yet), so it waited for calls rather
+   * than for the destination, and says nothing of the replay's rate.
+   */
+  stepped(now: number, enqueued: number, starved = false): void {
     if (this.#paced(now)) {
       this.#tokens -= enqueued
+      this.#windowCount = 0
+      this.#windowStart = now
+    } else if (starved) {
       this.#windowCount = 0
       this.#windowStart = now
     } else {
@@ -66,8 +73,12 @@ export class ReplayPace {
       this.#windowCount += enqueued
       const elapsed = now - this.#windowStart
       if (elapsed >= WINDOW_MS) {
-        const rate = (this.#windowCount * 1_000) / elapsed
-        this.#idleRate = this.#idleRate === null ? rate : (this.#idleRate + rate) / 2
+        // A window whose calls were all skipped (the destination had them) measured no sending at
+        // all; a rate of 0 would stop a paced replay for good.
+        if (this.#windowCount > 0) {
+          const rate = (this.#windowCount * 1_000) / elapsed
+          this.#idleRate = this.#idleRate === null ? rate : (this.#idleRate + rate) / 2
+        }
         this.#windowStart = now
         this.#windowCount = 0
       }

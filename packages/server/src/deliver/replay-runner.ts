@@ -49,9 +49,9 @@ export interface ReplayRunnerOptions {
   /** Look for work at least this often. Default 250 ms. */
   pollMs?: number
   /**
-   * Read only calls received at least this long ago: longer than any call takes from its receipt to
-   * its commit (a commit waits at most for SQLite's 5-second busy timeout in the usual worst case).
-   * Default 10,000 ms (`SLUICE_REPLAY_HOLD_MS`).
+   * Read only calls received at least this long ago: longer than a call takes from its receipt to its
+   * commit (milliseconds normally; 10 s is what SDKs wait for an answer before retrying). Default
+   * 10,000 ms (`SLUICE_REPLAY_HOLD_MS`).
    */
   holdMs?: number
 }
@@ -225,8 +225,10 @@ export class ReplayRunner {
       if (replayMatches(replay, destination, call.payload)) matched.push(call.pk)
     }
     const last = calls[taken - 1]
-    // A window reaching into the future (or into the hold) is read again until its end is readable.
-    const scanDone = taken === calls.length && calls.length < this.stepSize && readable === replay.to
+    // Every call readable now was read; a window reaching into the future (or into the hold) is read
+    // again until its end is readable.
+    const starved = taken === calls.length && calls.length < this.stepSize
+    const scanDone = starved && readable === replay.to
     if (last === undefined && !scanDone) return false
     const to = last === undefined ? replay.cursor : { receivedAt: last.receivedAt, pk: last.pk }
     const result = await this.store.commitReplayStep({
@@ -245,7 +247,7 @@ export class ReplayRunner {
     }
     replay.cursor = to
     replay.scanDone = scanDone
-    pace.stepped(Date.now(), result.enqueued)
+    pace.stepped(Date.now(), result.enqueued, starved)
     this.metrics.replayed(destination.id, 'enqueued', result.enqueued)
     this.metrics.replayed(destination.id, 'skipped', result.skipped)
     return true

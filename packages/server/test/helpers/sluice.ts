@@ -56,7 +56,7 @@ export async function startTestSluice(
     adminToken: TEST_ADMIN_TOKEN,
     // Test receivers listen on 127.0.0.1.
     allowPrivateDestinations: true,
-    // Tests replay windows that end a moment ago; the hold's own tests set it (test/deliver/replay.test.ts).
+    // Tests replay windows that end a moment ago; the hold's own tests set it (test/deliver/replay-hold.test.ts).
     replayHoldMs: 200,
     ...(overrides.databaseUrl ? { secretKey: TEST_SECRET_KEY } : {}),
     ...overrides,
