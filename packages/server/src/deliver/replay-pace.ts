@@ -58,11 +58,10 @@ export class ReplayPace {
    * than for the destination, and says nothing of the replay's rate.
    */
   stepped(now: number, enqueued: number, starved = false): void {
-    if (this.#paced(now)) {
-      this.#tokens -= enqueued
-      this.#windowCount = 0
-      this.#windowStart = now
-    } else if (starved) {
+    const paced = this.#paced(now)
+    if (paced) this.#tokens -= enqueued
+    if (paced || starved) {
+      // Neither a paced step nor one that waited for calls measures what the replay can do alone.
       this.#windowCount = 0
       this.#windowStart = now
     } else {
