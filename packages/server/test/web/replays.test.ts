@@ -133,6 +133,12 @@ describe('replays in the web app', () => {
     assert.ok(sent < 120, 'the cancel came before the replay ended')
     await screenshot(page, 'replay-cancelled-1280')
     await assertAccessible(page, 'a cancelled replay')
+    // On a phone: the form's fields and the progress table fit the narrow screen.
+    const wide = page.viewportSize()
+    await page.setViewportSize({ width: 390, height: 844 })
+    await screenshot(page, 'replay-cancelled-390')
+    await assertAccessible(page, 'a cancelled replay on a phone')
+    if (wide) await page.setViewportSize(wide)
     // A viewer follows replays but starts and cancels none.
     await asViewer(browser, sluice, async (viewerPage) => {
       await viewerPage.goto(`${sluice.url}/destinations/${created.body.id}`)
